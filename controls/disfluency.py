@@ -1,0 +1,136 @@
+"""Rule-based disfluency injection (DESIGN.md, "Disfluency injection").
+
+The default profile is the published algorithm to the letter: the generator is
+seeded with the text itself (``random.Random(str)`` hashes the string with SHA-512,
+so it does not depend on PYTHONHASHSEED), one draw is taken at every word boundary
+(protected or not), and an insertion goes *before* its word.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from controls.tendencies import check_tendency
+
+PAUSE_TOKEN = "—"
+# Characters stripped from the end of a word to form a repetition's stem ("But," -> "But-").
+_TRAILING_PUNCTUATION = ".,;:!?\"')]}»”’…—–-"
+
+
+class InsertionKind(StrEnum):
+    FILLER = "filler"
+    REPETITION = "repetition"
+    PAUSE = "pause"
+
+
+@dataclass(frozen=True, slots=True)
+class DisfluencyProfile:
+    """The constants of one injection profile."""
+
+    name: str = "default"
+    max_prob_per_word: float = 0.2
+    p_filler: float = 0.5
+    p_reps: float = 0.3
+    fillers: tuple[str, ...] = ("um,", "uh,")
+
+
+DEFAULT_PROFILE = DisfluencyProfile()
+PROFILES: dict[str, DisfluencyProfile] = {DEFAULT_PROFILE.name: DEFAULT_PROFILE}
+
+
+@dataclass(frozen=True, slots=True)
+class Insertion:
+    """One inserted token, placed before original word ``index``."""
+
+    index: int
+    kind: InsertionKind
+    token: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"index": self.index, "kind": str(self.kind), "token": self.token}
+
+
+@dataclass(frozen=True, slots=True)
+class DisfluencyResult:
+    original: str
+    rendered: str
+    insertions: tuple[Insertion, ...] = field(default_factory=tuple)
+    alpha: float = 0.0
+    profile: str = DEFAULT_PROFILE.name
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "original": self.original,
+            "rendered": self.rendered,
+            "insertions": [i.as_dict() for i in self.insertions],
+            "alpha": self.alpha,
+            "profile": self.profile,
+        }
+
+
+def _risky(word: str) -> bool:
+    return "@" in word or any(ch.isdigit() for ch in word)
+
+
+def is_protected(words: list[str], i: int) -> bool:
+    """A boundary is protected when word i-1 or word i holds a digit or an '@'."""
+    return _risky(words[i]) or (i > 0 and _risky(words[i - 1]))
+
+
+def stem(word: str) -> str:
+    """The part of a word that is repeated: trailing punctuation stripped."""
+    stripped = word.rstrip(_TRAILING_PUNCTUATION)
+    return stripped or word
+
+
+def inject_disfluency(
+    text: str, alpha: float, profile: DisfluencyProfile = DEFAULT_PROFILE
+) -> DisfluencyResult:
+    """Insert fillers, repetitions and pauses into ``text`` at tendency ``alpha``."""
+    alpha = check_tendency("alpha", alpha)
+    rng = random.Random(text)
+    p = alpha * profile.max_prob_per_word
+    words = text.split()
+    emitted: list[str] = []
+    insertions: list[Insertion] = []
+    p_filler = profile.p_filler
+    p_filler_reps = profile.p_filler + profile.p_reps
+    for i, word in enumerate(words):
+        u = rng.random()
+        if is_protected(words, i):
+            emitted.append(word)
+            continue
+        if u < p:
+            roll = rng.random()
+            if roll < p_filler:
+                token = rng.choice(profile.fillers)
+                kind = InsertionKind.FILLER
+            elif roll < p_filler_reps:
+                token = stem(word) + "-"
+                kind = InsertionKind.REPETITION
+            else:
+                token = PAUSE_TOKEN
+                kind = InsertionKind.PAUSE
+            emitted.append(token)
+            insertions.append(Insertion(i, kind, token))
+        emitted.append(word)
+    return DisfluencyResult(
+        original=text,
+        rendered=" ".join(emitted),
+        insertions=tuple(insertions),
+        alpha=alpha,
+        profile=profile.name,
+    )
+
+
+def remove_insertions(
+    rendered: str, insertions: tuple[Insertion, ...] | list[Insertion]
+) -> list[str]:
+    """Give back the original words of a rendered text, using its insertion list."""
+    tokens = rendered.split()
+    # Each insertion is one token placed before original word `index`; walking the
+    # insertions in order, the k-th one sits at rendered position index + k.
+    drop = {ins.index + k for k, ins in enumerate(insertions)}
+    return [tok for pos, tok in enumerate(tokens) if pos not in drop]

@@ -1,0 +1,73 @@
+"""`cutin` command line. Subcommands live in small modules listed in COMMANDS;
+each has ``configure(parser)`` and ``run(args) -> int`` and imports heavy things
+only inside ``run`` so that ``cutin --help`` stays fast."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from cutin_tui import __version__
+
+# (name, module, one-line help). Order is the order shown in --help.
+COMMANDS: list[tuple[str, str, str]] = [
+    ("call", "cutin_tui.cli.call_cmd", "open a live call against an agent (offline by default)"),
+    ("inject", "cutin_tui.cli.inject_cmd", "add rule-based disfluencies to text"),
+]
+
+
+class CliError(Exception):
+    """A usage or input problem: printed as one line, exit code 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors are one line (plus a pointer to --help), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="cutin",
+        description=(
+            "A terminal workbench for testing voice agents: rule-based interruptions, "
+            "backchannels and disfluencies, call logs, replay and audits. "
+            "With no command, opens the home screen."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"cutin {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    for name, module_name, help_text in COMMANDS:
+        module = importlib.import_module(module_name)
+        description = getattr(module, "DESCRIPTION", help_text)
+        p = sub.add_parser(name, help=help_text, description=description)
+        module.configure(p)
+        p.set_defaults(_module=module_name)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module_name = getattr(args, "_module", None)
+    try:
+        if module_name is None:
+            from cutin_tui.cli.home_cmd import run_home
+
+            return run_home(args)
+        module = importlib.import_module(module_name)
+        result: int = module.run(args)
+        return result
+    except CliError as exc:
+        print(f"cutin: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Argument types shared by subcommands."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from controls.tendencies import TendencyError, check_tendency
+
+
+def tendency(name: str) -> Callable[[str], float]:
+    """An argparse type for a 0..1 dial: a bad value is a one-line usage error (exit 2)."""
+
+    def parse(value: str) -> float:
+        try:
+            return check_tendency(name, value)
+        except TendencyError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = name
+    return parse
+
+
+def tendency_list(name: str) -> Callable[[str], list[float]]:
+    """A comma list of 0..1 values, e.g. ``0,0.3,0.7,1``."""
+
+    def parse(value: str) -> list[float]:
+        try:
+            return [check_tendency(name, v.strip()) for v in value.split(",") if v.strip()]
+        except TendencyError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = name
+    return parse

@@ -1,0 +1,13 @@
+"""`cutin` with no command: the home screen."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def run_home(args: argparse.Namespace) -> int:
+    from cutin_tui.app import CutinApp
+
+    app = CutinApp()
+    app.run()
+    return app.return_code or 0

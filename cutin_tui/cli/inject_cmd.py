@@ -1,0 +1,52 @@
+"""`cutin inject`: rule-based disfluency injection on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cutin_tui.cli.args import tendency
+
+DESCRIPTION = (
+    "Render text with rule-based disfluencies (fillers, repetitions, pauses) exactly as a "
+    "call would before speech synthesis. With TEXT, prints the rendered text; without, "
+    "reads standard input and prints one rendered line per input line. The same text "
+    "always renders the same way."
+)
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", nargs="*", metavar="TEXT", help="text to render (default: read stdin)")
+    p.add_argument(
+        "--alpha",
+        type=tendency("alpha"),
+        default=0.5,
+        help="disfluency tendency, 0..1 (default 0.5)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per line: original, rendered, insertions",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from controls import inject_disfluency
+
+    def emit(line: str) -> None:
+        result = inject_disfluency(line, args.alpha)
+        if args.json:
+            full = result.as_dict()
+            out = {k: full[k] for k in ("original", "rendered", "insertions")}
+            print(json.dumps(out, ensure_ascii=False))
+        else:
+            print(result.rendered)
+
+    if args.text:
+        emit(" ".join(args.text))
+        return 0
+    for raw in sys.stdin:
+        emit(raw.rstrip("\n"))
+    sys.stdout.flush()
+    return 0

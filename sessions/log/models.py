@@ -1,0 +1,278 @@
+"""Pydantic models for the session log. The file format is a contract:
+
+* line 1 is a :class:`Header` (``schema: "cutin.session/1"``);
+* every later line is an event with ``type`` and ``t`` (seconds since call start,
+  one monotonic clock for everything);
+* unknown fields are kept (``extra="allow"``) and written back unchanged; an
+  unknown event ``type`` loads as :class:`UnknownEvent`, so newer logs still open.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+SCHEMA_NAME = "cutin.session"
+SCHEMA_VERSION = 1
+SCHEMA = f"{SCHEMA_NAME}/{SCHEMA_VERSION}"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class AgentInfo(_Model):
+    kind: str = "scripted"
+    """Connector: scripted | openai | realtime | tau2 (imported)."""
+    name: str = ""
+    model: str | None = None
+    base_url: str | None = None
+
+
+class SpeechInfo(_Model):
+    tts: str = "text"
+    """Speech out: text | espeak | openai."""
+    input: str = "type"
+    """Tester input: type | mic | simulator."""
+    stt: str | None = None
+    vad: str | None = None
+    words_per_minute: float | None = None
+
+
+class TendencyValues(_Model):
+    alpha: float = 0.0
+    beta: float = 0.0
+    gamma: float = 0.0
+
+
+class Header(_Model):
+    type: Literal["header"] = "header"
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    session_id: str
+    started_at: str
+    """ISO-8601 wall-clock time of t = 0."""
+    cutin_version: str = ""
+    agent: AgentInfo = Field(default_factory=AgentInfo)
+    scenario: str | None = None
+    speech: SpeechInfo = Field(default_factory=SpeechInfo)
+    tendencies: TendencyValues = Field(default_factory=TendencyValues)
+    policy: str = "rules"
+    shadow: str | None = None
+    autos: dict[str, bool] = Field(default_factory=lambda: {"interrupt": True, "backchannel": True})
+    profile: str = "default"
+    seeds: dict[str, int] = Field(default_factory=dict)
+    batch: dict[str, Any] | None = None
+    """For `cutin simulate`: the condition and run index of this call."""
+
+
+class _Event(_Model):
+    t: float
+
+
+class WordTiming(_Model):
+    word: str
+    start: float
+    end: float
+
+
+class AgentTurnStart(_Event):
+    type: Literal["agent_turn_start"] = "agent_turn_start"
+    turn: int
+    """Agent turn index, 0-based."""
+    text: str | None = None
+    """The full planned text when the agent is scripted or the text is known."""
+
+
+class AgentWords(_Event):
+    type: Literal["agent_words"] = "agent_words"
+    turn: int
+    words: list[WordTiming]
+    first_index: int = 0
+    """Index (within the turn) of the first word in ``words``."""
+
+
+class AgentTurnEnd(_Event):
+    type: Literal["agent_turn_end"] = "agent_turn_end"
+    turn: int
+    text: str
+    """Everything the agent meant to say this turn."""
+    spoken: str
+    unspoken: str = ""
+    interrupted: bool = False
+    cut_t: float | None = None
+    cut_word: int | None = None
+    """Index of the first unspoken word."""
+    talk_over_s: float | None = None
+
+
+class InsertionRecord(_Model):
+    index: int
+    kind: Literal["filler", "repetition", "pause"]
+    token: str
+
+
+class UserTurn(_Event):
+    type: Literal["user_turn"] = "user_turn"
+    turn: int
+    source: str = "typed"
+    """typed | mic | simulator | interruption | scenario."""
+    original: str
+    rendered: str
+    insertions: list[InsertionRecord] = Field(default_factory=list)
+    alpha: float = 0.0
+    end_t: float | None = None
+    """When the user's (rendered) speech ended."""
+
+
+class SpeechStart(_Event):
+    type: Literal["speech_start"] = "speech_start"
+    speaker: str = "agent"
+    turn: int | None = None
+
+
+class ShortPause(_Event):
+    type: Literal["short_pause"] = "short_pause"
+    index: int
+    silence_start: float
+    turn: int | None = None
+    became_turn_end: bool = False
+    """Set on load when a later turn_end names this pause."""
+
+
+class TurnEnd(_Event):
+    type: Literal["turn_end"] = "turn_end"
+    silence_start: float
+    turn: int | None = None
+    short_pause_index: int | None = None
+
+
+class Opportunity(_Event):
+    type: Literal["opportunity"] = "opportunity"
+    index: int
+    pause_index: int
+    turn: int
+    decision: str
+    """INTERRUPT | BACKCHANNEL | NOTHING."""
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    executed: bool = False
+    mode: str = "auto"
+    """auto (acting, autos on) | shadow (logged only) | off (the auto for it is off)."""
+    policy: str = "rules"
+    situation: dict[str, Any] = Field(default_factory=dict)
+    llm: dict[str, Any] | None = None
+    """For LLM policies: calls, latency_s, tokens."""
+
+
+class Interruption(_Event):
+    type: Literal["interruption"] = "interruption"
+    turn: int
+    trigger: str = "auto"
+    """auto | manual."""
+    cut_t: float | None = None
+    cut_word: int | None = None
+    text: str = ""
+
+
+class Backchannel(_Event):
+    type: Literal["backchannel"] = "backchannel"
+    turn: int
+    trigger: str = "auto"
+    token: str = "mm-hmm"
+    words_heard: int | None = None
+
+
+class Verdict(_Event):
+    type: Literal["verdict"] = "verdict"
+    judge: str
+    """rules | llm | tau2 | ..."""
+    scope: str = "call"
+    """call | turn."""
+    turn: int | None = None
+    speaker: str | None = None
+    name: str = ""
+    label: str
+    """pass | fail | info (or a judge-specific label)."""
+    score: float | None = None
+    rationale: str = ""
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    where: str = ""
+    message: str
+
+
+class EndEvent(_Event):
+    type: Literal["end"] = "end"
+    reason: str = "hangup"
+
+
+class UnknownEvent(_Event):
+    """An event type this version does not know; kept as-is."""
+
+    type: str
+
+
+KnownEvent = Annotated[
+    AgentTurnStart
+    | AgentWords
+    | AgentTurnEnd
+    | UserTurn
+    | SpeechStart
+    | ShortPause
+    | TurnEnd
+    | Opportunity
+    | Interruption
+    | Backchannel
+    | Verdict
+    | ErrorEvent
+    | EndEvent,
+    Field(discriminator="type"),
+]
+Event = (
+    AgentTurnStart
+    | AgentWords
+    | AgentTurnEnd
+    | UserTurn
+    | SpeechStart
+    | ShortPause
+    | TurnEnd
+    | Opportunity
+    | Interruption
+    | Backchannel
+    | Verdict
+    | ErrorEvent
+    | EndEvent
+    | UnknownEvent
+)
+KNOWN_TYPES = frozenset(
+    m.model_fields["type"].default
+    for m in (
+        AgentTurnStart,
+        AgentWords,
+        AgentTurnEnd,
+        UserTurn,
+        SpeechStart,
+        ShortPause,
+        TurnEnd,
+        Opportunity,
+        Interruption,
+        Backchannel,
+        Verdict,
+        ErrorEvent,
+        EndEvent,
+    )
+)
+_KNOWN = TypeAdapter(KnownEvent)
+
+
+def parse_event(data: dict[str, Any]) -> Event:
+    """Validate one event line's object. Raises pydantic's ValidationError."""
+    if data.get("type") in KNOWN_TYPES:
+        event: Event = _KNOWN.validate_python(data)
+        return event
+    return UnknownEvent.model_validate(data)
+
+
+__all__ = ["ValidationError"]

@@ -1,0 +1,126 @@
+"""Load a session log into memory, tolerating what a crash leaves behind."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from sessions.log.models import (
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    Event,
+    Header,
+    ShortPause,
+    TurnEnd,
+    parse_event,
+)
+
+E = TypeVar("E")
+
+
+class LogError(ValueError):
+    """A log that cannot be read; the message names the file and line."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogWarning:
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass
+class Session:
+    path: Path | None
+    header: Header
+    events: list[Event]
+    warnings: list[LogWarning] = field(default_factory=list)
+
+    def of(self, kind: type[E]) -> list[E]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    @property
+    def duration(self) -> float:
+        return max((e.t for e in self.events), default=0.0)
+
+
+def _short_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    return f"{loc}: {first.get('msg', 'invalid')}" if loc else str(first.get("msg", "invalid"))
+
+
+def parse_header(data: Any, where: str) -> Header:
+    if not isinstance(data, dict) or "schema" not in data:
+        raise LogError(f'{where}: not a cutin session log (line 1 has no "schema" field)')
+    schema = str(data["schema"])
+    name, _, version = schema.partition("/")
+    if name != SCHEMA_NAME:
+        raise LogError(f"{where}: not a cutin session log (schema {schema!r})")
+    if version != str(SCHEMA_VERSION):
+        raise LogError(
+            f"{where}: unsupported log schema version {schema!r}; "
+            f"this cutin reads {SCHEMA_NAME}/{SCHEMA_VERSION}"
+        )
+    try:
+        return Header.model_validate(data)
+    except ValidationError as exc:
+        raise LogError(f"{where}: bad header: {_short_error(exc)}") from None
+
+
+def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
+    """Read ``path``. A torn last line is a warning; any other bad line is a
+    :class:`LogError` naming file and line, unless ``skip_bad`` (then a warning)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    text = raw.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    torn_tail = not text.endswith("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines or not lines[0].strip():
+        raise LogError(f"{path}: empty file, expected a cutin session log")
+    try:
+        head = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise LogError(f"{path}:1: not a cutin session log (line 1 is not JSON)") from None
+    header = parse_header(head, f"{path}:1")
+    events: list[Event] = []
+    warnings: list[LogWarning] = []
+    last = len(lines)
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            if "type" not in data or "t" not in data:
+                raise ValueError('missing "type" or "t"')
+            events.append(parse_event(data))
+        except (ValueError, ValidationError) as exc:
+            detail = _short_error(exc) if isinstance(exc, ValidationError) else str(exc)
+            if lineno == last and torn_tail:
+                warnings.append(LogWarning(lineno, "truncated last line ignored (crash?)"))
+            elif skip_bad:
+                warnings.append(LogWarning(lineno, f"bad line skipped: {detail}"))
+            else:
+                raise LogError(f"{path}:{lineno}: malformed event: {detail}") from None
+    _mark_turn_end_pauses(events)
+    return Session(path, header, events, warnings)
+
+
+def _mark_turn_end_pauses(events: list[Event]) -> None:
+    grown = {e.short_pause_index for e in events if isinstance(e, TurnEnd)}
+    for e in events:
+        if isinstance(e, ShortPause) and e.index in grown:
+            e.became_turn_end = True

@@ -1,0 +1,98 @@
+"""Append-only JSONL writer: one event per line, flushed as it happens.
+
+A crash loses at most the line being written. Turn ends and the end of the call
+are also fsync'ed, so a power cut keeps every finished turn.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from sessions.log.models import AgentTurnEnd, EndEvent, Event, Header, TurnEnd
+
+_SYNC_TYPES = (AgentTurnEnd, TurnEnd, EndEvent)
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def dump_line(model: Header | Event) -> str:
+    return model.model_dump_json(by_alias=True, exclude_none=True) + "\n"
+
+
+class SessionWriter:
+    """Writes one session log. Safe to call from several threads."""
+
+    def __init__(self, path: Path, header: Header, *, append: bool = False) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._fh: IO[str] | None
+        if append:
+            self._fh = self.path.open("a", encoding="utf-8")
+        else:
+            self._fh = self.path.open("x", encoding="utf-8")
+            self._fh.write(dump_line(header))
+            self._fh.flush()
+        self.header = header
+        self.count = 0
+
+    @property
+    def closed(self) -> bool:
+        return self._fh is None
+
+    def write(self, event: Event) -> None:
+        line = dump_line(event)
+        with self._lock:
+            if self._fh is None:
+                raise ValueError(f"session log {self.path} is closed")
+            self._fh.write(line)
+            self._fh.flush()
+            self.count += 1
+            if isinstance(event, _SYNC_TYPES):
+                os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is None:
+                return
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def append_events(path: Path, events: list[Event]) -> None:
+    """Append events to an existing log without touching earlier lines (e.g. verdicts)."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        needs_newline = False
+        if fh.tell() > 0:
+            fh.seek(-1, os.SEEK_END)
+            needs_newline = fh.read(1) != b"\n"
+    with path.open("a", encoding="utf-8") as out:
+        if needs_newline:
+            # A crash left a partial last line; start ours on a fresh one.
+            out.write("\n")
+        for event in events:
+            out.write(dump_line(event))
+        out.flush()
+        os.fsync(out.fileno())
