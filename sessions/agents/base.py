@@ -34,7 +34,7 @@ class Message:
 class ReplyStream:
     """Text chunks of one agent reply, filled by a producer (maybe another thread)."""
 
-    _queue: queue.Queue[str | None | BaseException] = field(default_factory=queue.Queue)
+    _queue: queue.Queue[str | BaseException | None] = field(default_factory=queue.Queue)
     done: bool = False
     error: BaseException | None = None
     _seen_end: bool = False
