@@ -5,14 +5,18 @@ request, because the user is being asked to speak. The rules look at the
 *latest sentence* of what the agent has said so far in this turn:
 
 1. It contains a question mark.
-2. It starts with a question opener: a wh-word ("what", "which", "when", "where",
-   "who", "why", "how") or an auxiliary addressed to the user ("do you", "did you",
-   "are you", "is that", "would you", "could you", "can you", "will you", "shall I",
-   "may I", "should I", "have you").
-3. It contains a request phrase anywhere: "could you", "can you", "would you",
+2. It is still unfinished (no closing ".", "!" yet) and starts with a question
+   opener: a wh-word ("what", "which", "when", "where", "who", "why", "how") or an
+   auxiliary addressed to the user ("do you", "are you", "is there", "can I", ...).
+   Mid-sentence the "?" has not been heard yet, so the opener is the only clue; a
+   finished sentence shows its own punctuation, and one ending in "." is a
+   statement ("When it ships, you'll get an email.").
+3. It starts with an imperative request ("go ahead", "give me", "read me", ...).
+4. It contains a request phrase anywhere: "could you", "can you", "would you",
    "please", "would you mind", "let me know", "tell me", "what is your",
-   "what's your", "may I have", "I need you to", "go ahead and".
+   "what's your", "may I have", "I need you to".
 
+Rules 2 and 3 first drop up to three lead-ins ("Okay, so what ...").
 A sentence ends at ".", "!" or "?" followed by whitespace; text after the last
 terminator is the latest (unfinished) sentence, unless it is empty.
 """
@@ -34,18 +38,39 @@ QUESTION_OPENERS: tuple[str, ...] = (
     "do you",
     "did you",
     "does that",
+    "does it",
+    "does this",
     "are you",
+    "are there",
     "is that",
     "is it",
+    "is this",
+    "is there",
+    "was that",
+    "were you",
     "would you",
+    "would it",
     "could you",
+    "could i",
     "can you",
+    "can i",
     "will you",
     "shall i",
+    "shall we",
     "may i",
     "should i",
+    "should we",
     "have you",
 )
+IMPERATIVE_OPENERS: tuple[str, ...] = (
+    "go ahead",
+    "give me",
+    "read me",
+    "send me",
+    "spell",
+    "confirm",
+)
+# Not only openers: these phrases mark a request wherever they stand in the sentence.
 REQUEST_OPENERS: tuple[str, ...] = (
     "could you",
     "can you",
@@ -58,13 +83,15 @@ REQUEST_OPENERS: tuple[str, ...] = (
     "what's your",
     "may i have",
     "i need you to",
-    "go ahead and",
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _OPENER_RE = re.compile(r"^(?:" + "|".join(re.escape(o) for o in QUESTION_OPENERS) + r")\b")
+_IMPERATIVE_RE = re.compile(r"^(?:" + "|".join(re.escape(o) for o in IMPERATIVE_OPENERS) + r")\b")
 _REQUEST_RE = re.compile(r"\b(?:" + "|".join(re.escape(o) for o in REQUEST_OPENERS) + r")\b")
 _LEADING = re.compile(r"^[^\w']+")
+# A finished statement: ends in "." or "!", maybe followed by closing quotes/brackets.
+_FINISHED = re.compile(r"[.!]['\"”’)\]]*$")
 
 
 def latest_sentence(text: str) -> str:
@@ -81,11 +108,15 @@ def question_or_request(text: str) -> bool:
     if "?" in sentence:
         return True
     lowered = _LEADING.sub("", sentence.lower().replace("’", "'"))
-    # Drop a short lead-in ("Okay, so what ..."), then test the opener.
+    if _REQUEST_RE.search(lowered):
+        return True
+    unfinished = _FINISHED.search(lowered) is None
     for candidate in (lowered, *_after_lead_ins(lowered)):
-        if _OPENER_RE.match(candidate):
+        if _IMPERATIVE_RE.match(candidate):
             return True
-    return bool(_REQUEST_RE.search(lowered))
+        if unfinished and _OPENER_RE.match(candidate):
+            return True
+    return False
 
 
 _LEAD_INS = ("okay", "ok", "so", "and", "alright", "all right", "now", "great", "thanks", "sure")

@@ -75,8 +75,9 @@ def parse_header(data: Any, where: str) -> Header:
 
 
 def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
-    """Read ``path``. A torn last line is a warning; any other bad line is a
-    :class:`LogError` naming file and line, unless ``skip_bad`` (then a warning)."""
+    """Read ``path``. A torn last line is a warning, and so is a line a crash cut
+    short before more lines were appended; any other bad line is a :class:`LogError`
+    naming file and line, unless ``skip_bad`` (then a warning)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -101,15 +102,14 @@ def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            if "type" not in data or "t" not in data:
-                raise ValueError('missing "type" or "t"')
-            events.append(parse_event(data))
+            events.append(_parse_line(line))
         except (ValueError, ValidationError) as exc:
             detail = _short_error(exc) if isinstance(exc, ValidationError) else str(exc)
-            if lineno == last and torn_tail:
+            if isinstance(exc, _CutShort) and lineno < last:
+                # A crash cut this line, then the call was resumed (or verdicts were
+                # appended) on a fresh line: the crash cost this line only.
+                warnings.append(LogWarning(lineno, "truncated line ignored (crash, then appended)"))
+            elif lineno == last and torn_tail:
                 warnings.append(LogWarning(lineno, "truncated last line ignored (crash?)"))
             elif skip_bad:
                 warnings.append(LogWarning(lineno, f"bad line skipped: {detail}"))
@@ -117,6 +117,27 @@ def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
                 raise LogError(f"{path}:{lineno}: malformed event: {detail}") from None
     _mark_turn_end_pauses(events)
     return Session(path, header, events, warnings)
+
+
+class _CutShort(ValueError):
+    """The line is the start of a JSON object that a crash cut off."""
+
+
+def _parse_line(line: str) -> Event:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        body = line.rstrip()
+        if body.startswith("{") and (
+            exc.pos >= len(body) or exc.msg.startswith("Unterminated string")
+        ):
+            raise _CutShort(f"cut short ({exc.msg})") from None
+        raise ValueError(f"not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    if "type" not in data or "t" not in data:
+        raise ValueError('missing "type" or "t"')
+    return parse_event(data)
 
 
 def _mark_turn_end_pauses(events: list[Event]) -> None:

@@ -11,7 +11,9 @@ import threading
 import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
+
+from pydantic import BaseModel
 
 from sessions.log.models import AgentTurnEnd, EndEvent, Event, Header, TurnEnd
 
@@ -22,8 +24,39 @@ def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+def _unset_fields(model: BaseModel) -> dict[str, Any]:
+    """Declared fields that hold None (recursively): left out of the line to keep it short.
+
+    Unlike ``exclude_none`` this never drops an *unknown* field, so a null the
+    reader did not understand is written back unchanged."""
+    spec: dict[str, Any] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if value is None:
+            spec[name] = True
+        elif isinstance(value, BaseModel):
+            inner = _unset_fields(value)
+            if inner:
+                spec[name] = inner
+    return spec
+
+
 def dump_line(model: Header | Event) -> str:
-    return model.model_dump_json(by_alias=True, exclude_none=True) + "\n"
+    """One log line (with its newline) for a header or an event."""
+    return model.model_dump_json(by_alias=True, exclude=_unset_fields(model)) + "\n"
+
+
+def _ends_torn(path: Path) -> bool:
+    """True when a non-empty file does not end with a newline (a crash cut its last line)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
 
 
 class SessionWriter:
@@ -35,7 +68,11 @@ class SessionWriter:
         self._lock = threading.Lock()
         self._fh: IO[str] | None
         if append:
+            torn = _ends_torn(self.path)
             self._fh = self.path.open("a", encoding="utf-8")
+            if torn:
+                # A crash left a partial last line; start ours on a fresh one.
+                self._fh.write("\n")
         else:
             self._fh = self.path.open("x", encoding="utf-8")
             self._fh.write(dump_line(header))
@@ -82,12 +119,7 @@ class SessionWriter:
 def append_events(path: Path, events: list[Event]) -> None:
     """Append events to an existing log without touching earlier lines (e.g. verdicts)."""
     path = Path(path)
-    with path.open("rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        needs_newline = False
-        if fh.tell() > 0:
-            fh.seek(-1, os.SEEK_END)
-            needs_newline = fh.read(1) != b"\n"
+    needs_newline = _ends_torn(path)
     with path.open("a", encoding="utf-8") as out:
         if needs_newline:
             # A crash left a partial last line; start ours on a fresh one.
