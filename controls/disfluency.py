@@ -9,14 +9,13 @@ so it does not depend on PYTHONHASHSEED), one draw is taken at every word bounda
 from __future__ import annotations
 
 import random
+import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from controls.tendencies import check_tendency
 
 PAUSE_TOKEN = "—"
-# Characters stripped from the end of a word to form a repetition's stem ("But," -> "But-").
-_TRAILING_PUNCTUATION = ".,;:!?\"')]}»”’…—–-"
 
 
 class InsertionKind(StrEnum):
@@ -80,9 +79,14 @@ def is_protected(words: list[str], i: int) -> bool:
 
 
 def stem(word: str) -> str:
-    """The part of a word that is repeated: trailing punctuation stripped."""
-    stripped = word.rstrip(_TRAILING_PUNCTUATION)
-    return stripped or word
+    """The part of a word that is repeated: trailing punctuation stripped ("But," -> "But").
+
+    Punctuation is Unicode's (general category P*: ``.,;:!?"')]``, dashes, curly
+    quotes, ``…``, ``*``, ``/`` ...). A word that is all punctuation is its own stem."""
+    end = len(word)
+    while end and unicodedata.category(word[end - 1])[0] == "P":
+        end -= 1
+    return word[:end] if end else word
 
 
 def inject_disfluency(
