@@ -1,0 +1,699 @@
+"""The call loop: one frame (32 ms) at a time, on one clock.
+
+Each frame: apply the tester's commands, take the agent's new text, speak it on the
+text clock, feed the agent's speech/silence to the pause detector, consult the
+policy at short pauses (an *opportunity* when the caller is silent), execute what
+it decides, and report every step as a session-log event to the listeners.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from controls.disfluency import inject_disfluency
+from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
+from controls.tendencies import Tendencies
+from controls.turn_taking import Action, Situation
+from sessions.agents.base import Agent, Message, ReplyStream
+from sessions.call.commands import (
+    BackchannelNow,
+    Command,
+    EndCall,
+    InterruptNow,
+    SetAutos,
+    SetTendencies,
+    SubmitText,
+)
+from sessions.call.config import CallConfig
+from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
+from sessions.call.users import UserProvider
+from sessions.clock import Clock
+from sessions.log.models import (
+    AgentTurnEnd,
+    AgentTurnStart,
+    AgentWords,
+    Backchannel,
+    EndEvent,
+    ErrorEvent,
+    Event,
+    InsertionRecord,
+    Interruption,
+    Opportunity,
+    ShortPause,
+    SpeechStart,
+    TurnEnd,
+    UserTurn,
+    WordTiming,
+)
+from sessions.speech_clock import SpeechTrack
+
+Listener = Callable[[Event], None]
+InterruptionText = Callable[[str, list[Message]], str]
+
+
+class CallState(StrEnum):
+    AGENT_PENDING = "agent_pending"
+    """Waiting for the agent's reply to start."""
+    AGENT_SPEAKING = "agent_speaking"
+    WAIT_USER = "wait_user"
+    USER_SPEAKING = "user_speaking"
+    ENDED = "ended"
+
+
+@dataclass
+class _AgentTurn:
+    index: int
+    stream: ReplyStream
+    track: SpeechTrack
+    started: bool = False
+    words_reported: int = 0
+    interrupted: bool = False
+    cut_t: float | None = None
+    backchannels: int = 0
+    words_at_last_backchannel: int = 0
+    full_text: str = ""
+
+    @property
+    def onset(self) -> float | None:
+        return self.track.onset
+
+    def heard_text(self, t: float) -> tuple[int, str]:
+        n = self.track.heard(t)
+        return n, " ".join(w.word for w in self.track.words[:n])
+
+
+@dataclass
+class _Pending:
+    """An action decided now but executed later (an LLM policy's latency)."""
+
+    at: float
+    decision: PolicyDecision
+    turn: int
+
+
+class CallLoop:
+    """Runs one call. Not thread-safe except for :meth:`submit`."""
+
+    def __init__(
+        self,
+        config: CallConfig,
+        agent: Agent,
+        *,
+        user: UserProvider | None = None,
+        listeners: Iterable[Listener] = (),
+        policy: TurnTakingPolicy | None = None,
+        shadow: TurnTakingPolicy | None = None,
+        interruption_text: InterruptionText | None = None,
+        virtual: bool = True,
+    ) -> None:
+        self.config = config
+        self.agent = agent
+        self.user = user
+        self.listeners: list[Listener] = list(listeners)
+        self.policy: TurnTakingPolicy = policy or RulesPolicy()
+        self.shadow = shadow
+        self.interruption_text = interruption_text
+        self.virtual = virtual
+        self.tendencies = config.tendencies
+        self.auto_interrupt = config.auto_interrupt
+        self.auto_backchannel = config.auto_backchannel
+        self.t = 0.0
+        self.state = CallState.AGENT_PENDING
+        self.history: list[Message] = []
+        self.detector = PauseDetector(
+            frame_s=config.frame_s,
+            short_pause_s=config.short_pause_s,
+            turn_end_s=config.turn_end_s,
+        )
+        self._commands: queue.Queue[Command] = queue.Queue()
+        self._scheduled: list[tuple[float, Command]] = []
+        self._rng = random.Random(config.seed)
+        self._agent_turns = 0
+        self._agent_due = 0.0
+        self._turn: _AgentTurn | None = None
+        self._user_busy_until = -1.0
+        self._user_turns = 0
+        self._user_due: float | None = None
+        self._queued_text: list[tuple[str, str]] = []
+        self._held_user_message: Message | None = None
+        self._opportunities = 0
+        self._pending: _Pending | None = None
+        self._agent_done = False
+        self.end_reason: str | None = None
+
+    # ---- inputs -----------------------------------------------------------------
+
+    def submit(self, command: Command) -> None:
+        """Thread-safe: queue a command for the next frame."""
+        self._commands.put(command)
+
+    def schedule(self, at: float, command: Command) -> None:
+        """Virtual clock: apply ``command`` at the first frame at or after ``at``."""
+        self._scheduled.append((at, command))
+        self._scheduled.sort(key=lambda x: x[0])
+
+    # ---- running ----------------------------------------------------------------
+
+    @property
+    def ended(self) -> bool:
+        return self.state is CallState.ENDED
+
+    def run_virtual(self, max_seconds: float | None = None) -> None:
+        limit = self.config.max_seconds if max_seconds is None else max_seconds
+        try:
+            while not self.ended and self.t < limit:
+                self.step()
+            if not self.ended:
+                self._end("time_limit")
+        except BaseException as exc:
+            self._crash(exc)
+            raise
+
+    def run_realtime(self, clock: Clock, stop: threading.Event, tick_s: float = 0.008) -> None:
+        """Follow ``clock`` until the call ends or ``stop`` is set (call from a thread)."""
+        self.virtual = False
+        try:
+            while not self.ended:
+                if stop.is_set():
+                    self._end("hangup")
+                    break
+                now = clock.now()
+                while self.t + self.config.frame_s <= now and not self.ended:
+                    self.step()
+                time.sleep(tick_s)
+        except BaseException as exc:
+            self._crash(exc)
+            raise
+
+    def step(self) -> None:
+        """Process the frame [t, t + frame_s)."""
+        t = self.t
+        frame = self.config.frame_s
+        self._apply_commands(t)
+        if self.ended:
+            return
+        if self._pending is not None and t >= self._pending.at:
+            pending, self._pending = self._pending, None
+            self._execute(pending.decision, t, trigger="auto", turn=pending.turn)
+        self._agent_frame(t)
+        turn = self._turn
+        speaking = bool(
+            turn is not None
+            and self.state is CallState.AGENT_SPEAKING
+            and turn.track.speaking_at(t, t + frame)
+        )
+        for ev in self.detector.feed(t, 1.0 if speaking else 0.0):
+            self._on_pause_event(ev)
+            if self.ended:
+                return
+        self._user_frame(t)
+        self.t = round(t + frame, 9)
+
+    # ---- events out -------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    # ---- commands ---------------------------------------------------------------
+
+    def _apply_commands(self, t: float) -> None:
+        while self._scheduled and self._scheduled[0][0] <= t + 1e-9:
+            self._apply(self._scheduled.pop(0)[1], t)
+        while True:
+            try:
+                command = self._commands.get_nowait()
+            except queue.Empty:
+                return
+            self._apply(command, t)
+
+    def _apply(self, command: Command, t: float) -> None:
+        if isinstance(command, SubmitText):
+            text = command.text.strip()
+            if not text:
+                return
+            if self.state in (CallState.WAIT_USER,) and t >= self._user_busy_until:
+                self._start_user_turn(text, t, source=command.source)
+            else:
+                self._queued_text.append((text, command.source))
+        elif isinstance(command, InterruptNow):
+            if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
+                decision = PolicyDecision(Action.INTERRUPT)
+                self._interrupt(t, decision, trigger="manual", text=command.text)
+            elif command.text.strip():
+                self._apply(SubmitText(command.text), t)
+        elif isinstance(command, BackchannelNow):
+            if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
+                self._backchannel(t, trigger="manual", token=command.token)
+        elif isinstance(command, SetTendencies):
+            self.tendencies = command.tendencies
+        elif isinstance(command, SetAutos):
+            if command.interrupt is not None:
+                self.auto_interrupt = command.interrupt
+            if command.backchannel is not None:
+                self.auto_backchannel = command.backchannel
+        elif isinstance(command, EndCall):
+            self._end(command.reason)
+
+    # ---- the agent side ---------------------------------------------------------
+
+    def _request_agent_turn(self, t: float) -> None:
+        if self._agent_turns >= self.config.max_agent_turns:
+            self._end("max_agent_turns")
+            return
+        try:
+            stream = self.agent.reply(list(self.history))
+        except Exception as exc:
+            self.emit(ErrorEvent(t=t, where="agent", message=str(exc) or type(exc).__name__))
+            stream = None
+        if stream is None:
+            self._agent_done = True
+            if self.user is not None:
+                # Headless: a scripted or simulated caller does not talk to silence.
+                self._end("agent_done")
+                return
+            self.state = CallState.WAIT_USER
+            self._user_due = t + self.config.scenario.user.response_latency_s
+            return
+        index = self._agent_turns
+        self._agent_turns += 1
+        track = SpeechTrack(self.config.style, seed=self.config.seed * 1009 + index)
+        self._turn = _AgentTurn(index=index, stream=stream, track=track)
+        self.state = CallState.AGENT_PENDING
+
+    def _agent_frame(self, t: float) -> None:
+        if self.state is CallState.AGENT_PENDING:
+            if self._turn is None:
+                if t + 1e-9 >= self._agent_due:
+                    self._request_agent_turn(t)
+                if self._turn is None:
+                    return
+            if t + 1e-9 < self._agent_due:
+                return
+        turn = self._turn
+        if turn is None or self.state not in (CallState.AGENT_PENDING, CallState.AGENT_SPEAKING):
+            return
+        if turn.cut_t is not None and turn.interrupted and turn.track.stopped_at is not None:
+            return
+        self._take_text(turn, t)
+        if not turn.started and turn.track.words:
+            turn.started = True
+            self.state = CallState.AGENT_SPEAKING
+            self.emit(
+                AgentTurnStart(
+                    t=turn.track.words[0].start,
+                    turn=turn.index,
+                    text=turn.full_text if turn.track.stream_done else None,
+                )
+            )
+        if turn.started:
+            self._report_words(turn, t + self.config.frame_s)
+        if turn.stream.done and not turn.track.words and turn.track.stream_done:
+            # An empty reply: nothing to say this turn.
+            self._finish_agent_turn(t)
+
+    def _take_text(self, turn: _AgentTurn, t: float) -> None:
+        stream = turn.stream
+        if turn.track.stream_done:
+            return
+        # On the virtual clock an LLM is "infinitely fast": wait for text when the
+        # voice has nothing left to say; in real time, take what has arrived.
+        must_wait = self.virtual and t + 1e-9 >= (turn.track.end if turn.track.words else t)
+        chunks = stream.poll(block=must_wait, timeout=60.0 if must_wait else None)
+        for chunk in chunks:
+            turn.full_text += chunk
+            turn.track.add_text(chunk, t)
+        if stream.done:
+            turn.track.finish(t)
+            if stream.error is not None:
+                self.emit(ErrorEvent(t=t, where="agent", message=str(stream.error)))
+
+    def _report_words(self, turn: _AgentTurn, until: float) -> None:
+        words = turn.track.words
+        n = turn.track.heard(until)
+        if turn.track.stopped_at is not None:
+            n = min(n, turn.track.heard(turn.track.stopped_at))
+        if n > turn.words_reported:
+            new = words[turn.words_reported : n]
+            self.emit(
+                AgentWords(
+                    t=new[-1].end,
+                    turn=turn.index,
+                    first_index=turn.words_reported,
+                    words=[
+                        WordTiming(word=w.word, start=round(w.start, 4), end=round(w.end, 4))
+                        for w in new
+                    ],
+                )
+            )
+            turn.words_reported = n
+
+    def _finish_agent_turn(self, t: float, *, talk_over_s: float | None = None) -> None:
+        turn = self._turn
+        if turn is None:
+            return
+        self._report_words(turn, t + 1.0)
+        text = " ".join(w.word for w in turn.track.words) or turn.full_text.strip()
+        self.emit(
+            AgentTurnEnd(
+                t=t,
+                turn=turn.index,
+                text=text,
+                spoken=text,
+                interrupted=turn.interrupted,
+                cut_t=turn.cut_t,
+                talk_over_s=talk_over_s,
+            )
+        )
+        if text:
+            self.history.append(Message("assistant", text))
+        self._turn = None
+        self._after_agent_turn(t)
+
+    def _after_agent_turn(self, t: float) -> None:
+        if self._held_user_message is not None:
+            # The caller spoke over an agent that kept going: their words follow its turn.
+            self.history.append(self._held_user_message)
+            self._held_user_message = None
+            self.state = CallState.AGENT_PENDING
+            self._agent_due = max(t, self._user_busy_until) + self._agent_latency()
+            return
+        self.state = CallState.WAIT_USER
+        self._user_due = (
+            max(t, self._user_busy_until) + self.config.scenario.user.response_latency_s
+        )
+        if self._queued_text:
+            text, source = self._queued_text.pop(0)
+            self._start_user_turn(text, max(t, self._user_busy_until), source=source)
+
+    def _agent_latency(self) -> float:
+        return self.config.scenario.agent.response_latency_s
+
+    # ---- pauses and opportunities ----------------------------------------------
+
+    def _on_pause_event(self, ev: PauseEvent) -> None:
+        turn = self._turn
+        turn_index = turn.index if turn is not None else None
+        if ev.kind is PauseEventKind.SPEECH_START:
+            self.emit(SpeechStart(t=ev.t, speaker="agent", turn=turn_index))
+            return
+        if ev.kind is PauseEventKind.SHORT_PAUSE:
+            assert ev.silence_start is not None
+            self.emit(
+                ShortPause(
+                    t=round(ev.t, 6),
+                    index=ev.index,
+                    silence_start=round(ev.silence_start, 6),
+                    turn=turn_index,
+                )
+            )
+            if (
+                turn is not None
+                and self.state is CallState.AGENT_SPEAKING
+                and not self._user_busy(ev.t)
+            ):
+                self._opportunity(ev, turn)
+            return
+        assert ev.silence_start is not None
+        self.emit(
+            TurnEnd(
+                t=round(ev.t, 6),
+                silence_start=round(ev.silence_start, 6),
+                turn=turn_index,
+                short_pause_index=ev.short_pause_index,
+            )
+        )
+        if (
+            turn is not None
+            and self.state is CallState.AGENT_SPEAKING
+            and turn.track.finished(ev.t)
+        ):
+            talk_over = None
+            if turn.cut_t is not None and not self.config.scenario.agent.yields_when_interrupted:
+                talk_over = round(max(0.0, turn.track.end - turn.cut_t), 4)
+            self._finish_agent_turn(ev.t, talk_over_s=talk_over)
+
+    def _user_busy(self, t: float) -> bool:
+        return t < self._user_busy_until - 1e-9
+
+    def _situation(self, turn: _AgentTurn, t: float) -> Situation:
+        n, text = turn.heard_text(t)
+        onset = turn.onset if turn.onset is not None else t
+        return Situation(
+            agent_speaking_seconds=round(t - onset, 4),
+            agent_words=n,
+            agent_text=text,
+            agent_turn_index=turn.index,
+            interrupted_this_turn=turn.interrupted,
+            backchannels_this_turn=turn.backchannels,
+            words_at_last_backchannel=turn.words_at_last_backchannel,
+        )
+
+    def _effective_tendencies(self) -> Tendencies:
+        t = self.tendencies
+        return Tendencies(
+            t.alpha,
+            t.beta if self.auto_interrupt else 0.0,
+            t.gamma if self.auto_backchannel else 0.0,
+        )
+
+    def _opportunity(self, ev: PauseEvent, turn: _AgentTurn) -> None:
+        situation = self._situation(turn, ev.t)
+        ctx = PolicyContext(
+            t=ev.t,
+            situation=situation,
+            tendencies=self._effective_tendencies(),
+            history=list(self.history),
+            turn_onset=turn.onset or ev.t,
+            pause_index=ev.index,
+        )
+        index = self._opportunities
+        self._opportunities += 1
+        if self.shadow is not None:
+            shadow = self.shadow.at_pause(ctx)
+            if shadow is not None:
+                self._log_opportunity(
+                    index, ev, turn, shadow, self.shadow.name, "shadow", situation, executed=False
+                )
+        decision = self.policy.at_pause(ctx)
+        if decision is None:
+            return
+        will_act = decision.action is not Action.NOTHING and self._pending is None
+        self._log_opportunity(
+            index, ev, turn, decision, self.policy.name, "auto", situation, executed=will_act
+        )
+        if not will_act:
+            return
+        if decision.delay_s > 0:
+            self._pending = _Pending(ev.t + decision.delay_s, decision, turn.index)
+        else:
+            self._execute(decision, ev.t, trigger="auto", turn=turn.index)
+
+    def _log_opportunity(
+        self,
+        index: int,
+        ev: PauseEvent,
+        turn: _AgentTurn,
+        decision: PolicyDecision,
+        policy: str,
+        mode: str,
+        situation: Situation,
+        *,
+        executed: bool,
+    ) -> None:
+        self.emit(
+            Opportunity(
+                t=round(ev.t, 6),
+                index=index,
+                pause_index=ev.index,
+                turn=turn.index,
+                decision=str(decision.action),
+                checks=[c.as_dict() for c in decision.checks],
+                executed=executed,
+                mode=mode,
+                policy=policy,
+                situation=situation.as_dict(),
+                llm=decision.llm,
+                autos={"interrupt": self.auto_interrupt, "backchannel": self.auto_backchannel},
+            )
+        )
+
+    def _execute(self, decision: PolicyDecision, t: float, *, trigger: str, turn: int) -> None:
+        current = self._turn
+        if current is None or current.index != turn or self.state is not CallState.AGENT_SPEAKING:
+            return
+        if decision.action is Action.INTERRUPT:
+            self._interrupt(t, decision, trigger=trigger)
+        elif decision.action is Action.BACKCHANNEL:
+            self._backchannel(t, trigger=trigger, token=decision.token)
+
+    # ---- actions ----------------------------------------------------------------
+
+    def _interruption_line(self, turn: _AgentTurn, t: float) -> str:
+        _, heard = turn.heard_text(t)
+        if self.interruption_text is not None:
+            try:
+                line = self.interruption_text(heard, list(self.history)).strip()
+                if line:
+                    return line
+            except Exception as exc:
+                self.emit(ErrorEvent(t=t, where="interruption_text", message=str(exc)))
+        return self._rng.choice(self.config.scenario.user.interruptions)
+
+    def _interrupt(
+        self, t: float, decision: PolicyDecision, *, trigger: str, text: str = ""
+    ) -> None:
+        turn = self._turn
+        assert turn is not None
+        line = text.strip() or self._interruption_line(turn, t)
+        cut_word, spoken = turn.heard_text(t)
+        turn.interrupted = True
+        turn.cut_t = t
+        self.emit(
+            Interruption(
+                t=t, turn=turn.index, trigger=trigger, cut_t=t, cut_word=cut_word, text=line
+            )
+        )
+        yields = self.config.scenario.agent.yields_when_interrupted
+        if yields:
+            self._cut_agent_turn(turn, t, cut_word, spoken)
+            self._start_user_turn(line, t, source="interruption")
+        else:
+            # The agent talks over the caller: both speak; its turn ends on its own.
+            self._start_user_turn(line, t, source="interruption", hold=True)
+
+    def _cut_agent_turn(self, turn: _AgentTurn, t: float, cut_word: int, spoken: str) -> None:
+        if not turn.track.stream_done:
+            # Stop listening to the agent's stream; what it would have said stays unspoken.
+            for chunk in turn.stream.poll():
+                turn.full_text += chunk
+                turn.track.add_text(chunk, t)
+        turn.track.stop(t)
+        self._report_words(turn, t)
+        planned = [w.word for w in turn.track.words]
+        if turn.track._pending.strip():
+            planned.extend(turn.track._pending.split())
+        unspoken = " ".join(planned[cut_word:])
+        self.emit(
+            AgentTurnEnd(
+                t=t,
+                turn=turn.index,
+                text=" ".join(planned),
+                spoken=spoken,
+                unspoken=unspoken,
+                interrupted=True,
+                cut_t=t,
+                cut_word=cut_word,
+                talk_over_s=0.0,
+            )
+        )
+        self.history.append(Message("assistant", spoken, truncated=True))
+        self._turn = None
+        self.detector.reset()
+
+    def _backchannel(self, t: float, *, trigger: str, token: str | None = None) -> None:
+        turn = self._turn
+        assert turn is not None
+        chosen = token or self._rng.choice(self.config.backchannel_tokens)
+        n, spoken = turn.heard_text(t)
+        turn.backchannels += 1
+        turn.words_at_last_backchannel = n
+        self._user_busy_until = max(self._user_busy_until, t + self.config.backchannel_s)
+        self.emit(Backchannel(t=t, turn=turn.index, trigger=trigger, token=chosen, words_heard=n))
+        if self.config.scenario.agent.treats_backchannel_as_turn:
+            # A faulty agent: it takes the "mm-hmm" as the caller taking the floor.
+            turn.interrupted = True
+            self._cut_agent_turn(turn, t, n, spoken)
+            self.history.append(Message("user", chosen))
+            self.state = CallState.AGENT_PENDING
+            self._agent_due = self._user_busy_until + self._agent_latency()
+
+    # ---- the caller side --------------------------------------------------------
+
+    def _start_user_turn(self, text: str, t: float, *, source: str, hold: bool = False) -> None:
+        result = inject_disfluency(text, self.tendencies.alpha, self.config.profile)
+        track = SpeechTrack(self.config.style, seed=self.config.seed * 7919 + self._user_turns)
+        track.add_text(result.rendered, t, final=True)
+        end = track.end if track.words else t
+        index = self._user_turns
+        self._user_turns += 1
+        self._user_busy_until = max(self._user_busy_until, end)
+        self.emit(
+            UserTurn(
+                t=t,
+                turn=index,
+                source=source,
+                original=text,
+                rendered=result.rendered,
+                insertions=[
+                    InsertionRecord(index=i.index, kind=i.kind.value, token=i.token)
+                    for i in result.insertions
+                ],
+                alpha=result.alpha,
+                end_t=round(end, 4),
+            )
+        )
+        message = Message("user", text)
+        if hold:
+            self._held_user_message = message
+            return
+        self.history.append(message)
+        self.state = CallState.USER_SPEAKING
+
+    def _user_frame(self, t: float) -> None:
+        if self.state is CallState.USER_SPEAKING and not self._user_busy(t):
+            self.state = CallState.AGENT_PENDING
+            self._turn = None
+            self._agent_due = t + self._agent_latency()
+            return
+        if self.state is CallState.WAIT_USER and not self._user_busy(t):
+            if self._queued_text:
+                text, source = self._queued_text.pop(0)
+                self._start_user_turn(text, t, source=source)
+                return
+            if self.user is not None and self._user_due is not None and t >= self._user_due:
+                self._user_due = None
+                reply = self.user.next_turn(list(self.history))
+                if reply is None:
+                    self._end("user_hangup")
+                    return
+                self._start_user_turn(reply, t, source="scenario")
+            elif self.user is None and self._agent_done and self.virtual:
+                self._end("script_complete")
+
+    # ---- ending -----------------------------------------------------------------
+
+    def _end(self, reason: str) -> None:
+        if self.ended:
+            return
+        turn = self._turn
+        if turn is not None and self.state is CallState.AGENT_SPEAKING:
+            n, spoken = turn.heard_text(self.t)
+            self._cut_agent_turn(turn, self.t, n, spoken)
+        self.state = CallState.ENDED
+        self.end_reason = reason
+        self.emit(EndEvent(t=round(self.t, 6), reason=reason))
+        # Closing must never hide the call's own outcome.
+        with contextlib.suppress(Exception):
+            self.agent.close()
+
+    def _crash(self, exc: BaseException) -> None:
+        if self.ended:
+            return
+        try:
+            self.emit(
+                ErrorEvent(
+                    t=round(self.t, 6), where="call_loop", message=f"{type(exc).__name__}: {exc}"
+                )
+            )
+            self.state = CallState.ENDED
+            self.emit(EndEvent(t=round(self.t, 6), reason="crash"))
+        except Exception:
+            pass

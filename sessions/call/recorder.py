@@ -1,0 +1,67 @@
+"""Writes a running call to its session log."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from sessions.call.config import CallConfig
+from sessions.log.models import AgentInfo, Event, Header, SpeechInfo, TendencyValues
+from sessions.log.writer import SessionWriter, new_session_id
+from sessions.version import version_string
+
+
+def session_path(sessions_dir: Path, scenario: str, session_id: str) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(sessions_dir) / f"{stamp}-{scenario}-{session_id}.jsonl"
+
+
+def make_header(
+    config: CallConfig,
+    *,
+    session_id: str,
+    agent: AgentInfo,
+    speech: SpeechInfo | None = None,
+    policy: str = "rules",
+    shadow: str | None = None,
+    batch: dict[str, object] | None = None,
+) -> Header:
+    t = config.tendencies
+    return Header(
+        session_id=session_id,
+        started_at=dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+        cutin_version=version_string(),
+        agent=agent,
+        scenario=config.scenario.name,
+        speech=speech or SpeechInfo(words_per_minute=config.style.words_per_minute),
+        tendencies=TendencyValues(alpha=t.alpha, beta=t.beta, gamma=t.gamma),
+        policy=policy,
+        shadow=shadow,
+        autos={"interrupt": config.auto_interrupt, "backchannel": config.auto_backchannel},
+        profile=config.profile.name,
+        seeds={"seed": config.seed},
+        batch=batch,
+    )
+
+
+class Recorder:
+    """A call-loop listener that appends every event to the log."""
+
+    def __init__(self, path: Path, header: Header) -> None:
+        self.writer = SessionWriter(path, header)
+        self.path = self.writer.path
+
+    @classmethod
+    def create(
+        cls, sessions_dir: Path, config: CallConfig, agent: AgentInfo, **header_fields: object
+    ) -> Recorder:
+        session_id = new_session_id()
+        header = make_header(config, session_id=session_id, agent=agent, **header_fields)  # type: ignore[arg-type]
+        return cls(session_path(sessions_dir, config.scenario.name, session_id), header)
+
+    def __call__(self, event: Event) -> None:
+        if not self.writer.closed:
+            self.writer.write(event)
+
+    def close(self) -> None:
+        self.writer.close()

@@ -1,0 +1,61 @@
+"""Finding and loading scenario files."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sessions.scenarios.model import Scenario, ScenarioError
+
+_DATA = "sessions.scenarios.data"
+
+
+def shipped_scenario_names() -> list[str]:
+    return sorted(
+        p.name.removesuffix(".toml")
+        for p in resources.files(_DATA).iterdir()
+        if p.name.endswith(".toml")
+    )
+
+
+def _format_error(where: str, exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"{where}: field '{loc}': {err['msg']}")
+    return "\n".join(lines)
+
+
+def parse_scenario(text: str, where: str) -> Scenario:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{where}: not valid TOML: {exc}") from None
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(_format_error(where, exc)) from None
+    scenario.source = where
+    return scenario
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    """A shipped scenario by name, or a TOML file by path."""
+    text_name = str(name_or_path)
+    path = Path(text_name)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise ScenarioError(f"{path}: no such scenario file")
+        return parse_scenario(path.read_text(encoding="utf-8"), str(path))
+    if text_name in shipped_scenario_names():
+        res = resources.files(_DATA) / f"{text_name}.toml"
+        return parse_scenario(res.read_text(encoding="utf-8"), f"{text_name} (shipped)")
+    known = ", ".join(shipped_scenario_names())
+    raise ScenarioError(f"unknown scenario {text_name!r}; shipped scenarios: {known}")
+
+
+def list_scenarios() -> list[Scenario]:
+    return [load_scenario(n) for n in shipped_scenario_names()]

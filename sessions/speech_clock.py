@@ -1,0 +1,144 @@
+"""Text-clocked speech: text "spoken" word by word at a speaking rate.
+
+No audio: each word gets a start and an end on the call clock, with pauses at
+punctuation. Sentence ends pause 300–450 ms (long enough to be a 200 ms short
+pause, short of a 500 ms turn end); commas and dashes pause 60–150 ms (below the
+short-pause trigger). Durations carry a small seeded jitter, so the same text and
+seed always give the same timings.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+SENTENCE_END = (".", "!", "?", '."', '?"', '!"')
+SHORT_BREAK = (",", ";", ":", "—", "–", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class TimedWord:
+    word: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True, slots=True)
+class SpeakingStyle:
+    words_per_minute: float = 165.0
+    sentence_pause: tuple[float, float] = (0.30, 0.45)
+    comma_pause: tuple[float, float] = (0.06, 0.15)
+    dash_pause: tuple[float, float] = (0.12, 0.18)
+    jitter: float = 0.10
+
+    def __post_init__(self) -> None:
+        if not 60.0 <= self.words_per_minute <= 400.0:
+            raise ValueError(f"words per minute must be 60..400, got {self.words_per_minute}")
+
+
+def _pause_after(word: str, style: SpeakingStyle, rng: random.Random) -> float:
+    if word == "—":
+        return rng.uniform(*style.dash_pause)
+    if word.endswith(SENTENCE_END):
+        return rng.uniform(*style.sentence_pause)
+    if word.endswith(SHORT_BREAK):
+        return rng.uniform(*style.comma_pause)
+    return 0.0
+
+
+def word_duration(word: str, style: SpeakingStyle, rng: random.Random) -> float:
+    """Longer words take longer; the average word takes 60/wpm seconds."""
+    per_word = 60.0 / style.words_per_minute
+    letters = sum(ch.isalnum() for ch in word)
+    if word == "—":
+        return 0.0
+    base = per_word * min(2.2, max(0.5, 0.55 + 0.45 * letters / 4.7))
+    return base * (1.0 + rng.uniform(-style.jitter, style.jitter))
+
+
+@dataclass
+class SpeechTrack:
+    """The planned words of one speaker's turn, growing as text arrives."""
+
+    style: SpeakingStyle
+    seed: int
+    words: list[TimedWord] = field(default_factory=list)
+    _next_start: float | None = None
+    _pending: str = ""
+    stream_done: bool = False
+    stopped_at: float | None = None
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def add_text(self, text: str, now: float, *, final: bool = False) -> list[TimedWord]:
+        """Plan the complete words in ``text`` (a streamed chunk) after what is planned."""
+        self._pending += text
+        if final:
+            chunk, self._pending = self._pending, ""
+            self.stream_done = True
+        else:
+            cut = max(self._pending.rfind(" "), self._pending.rfind("\n"))
+            if cut < 0:
+                return []
+            chunk, self._pending = self._pending[:cut], self._pending[cut + 1 :]
+        added: list[TimedWord] = []
+        for word in chunk.split():
+            start = now if self._next_start is None else max(self._next_start, now)
+            if word == "—":
+                # A pause token is silence, not a word.
+                self._next_start = start + _pause_after(word, self.style, self._rng)
+                continue
+            end = start + word_duration(word, self.style, self._rng)
+            tw = TimedWord(word, start, end)
+            self.words.append(tw)
+            added.append(tw)
+            self._next_start = end + _pause_after(word, self.style, self._rng)
+        return added
+
+    def finish(self, now: float) -> list[TimedWord]:
+        return self.add_text("", now, final=True)
+
+    @property
+    def onset(self) -> float | None:
+        return self.words[0].start if self.words else None
+
+    @property
+    def end(self) -> float:
+        if self.stopped_at is not None:
+            return self.stopped_at
+        return self.words[-1].end if self.words else 0.0
+
+    def speaking_at(self, t0: float, t1: float) -> bool:
+        """True if any word overlaps [t0, t1) (and playback has not been stopped)."""
+        if self.stopped_at is not None and t0 >= self.stopped_at:
+            return False
+        # Words are in time order; scan from the end (the frame is near "now").
+        for w in reversed(self.words):
+            if w.end <= t0:
+                return False
+            if w.start < t1:
+                return True
+        return False
+
+    def heard(self, t: float) -> int:
+        """Number of words whose playback ended by ``t``."""
+        n = 0
+        for w in self.words:
+            if w.end <= t + 1e-9:
+                n += 1
+            else:
+                break
+        return n
+
+    def finished(self, t: float) -> bool:
+        return self.stream_done and not self._pending and t >= self.end
+
+    def stop(self, t: float) -> None:
+        self.stopped_at = t
+
+
+def plan(text: str, style: SpeakingStyle, seed: int, start: float = 0.0) -> list[TimedWord]:
+    track = SpeechTrack(style, seed)
+    track.add_text(text, start, final=True)
+    return track.words
