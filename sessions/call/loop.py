@@ -271,8 +271,11 @@ class CallLoop:
         try:
             stream = self.agent.reply(list(self.history))
         except Exception as exc:
+            # The call goes on: the caller gets the floor back, as after a silent agent.
             self.emit(ErrorEvent(t=t, where="agent", message=str(exc) or type(exc).__name__))
-            stream = None
+            self.state = CallState.WAIT_USER
+            self._user_due = t + self.config.scenario.user.response_latency_s
+            return
         if stream is None:
             self._agent_done = True
             if self.user is not None:
@@ -399,6 +402,10 @@ class CallLoop:
     # ---- pauses and opportunities ----------------------------------------------
 
     def _on_pause_event(self, ev: PauseEvent) -> None:
+        # One rounding for every time derived from frames, so equal moments compare equal.
+        ev.t = round(ev.t, 6)
+        if ev.silence_start is not None:
+            ev.silence_start = round(ev.silence_start, 6)
         turn = self._turn
         turn_index = turn.index if turn is not None else None
         if ev.kind is PauseEventKind.SPEECH_START:
