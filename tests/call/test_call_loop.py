@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from controls import question_or_request
@@ -30,7 +32,7 @@ def test_three_realistic_scenarios_ship() -> None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_beta_one_interrupts_long_turns_after_patience_and_twelve_words(scenario: str) -> None:
-    loop, events, _ = run_call(scenario, beta=1.0)
+    _loop, events, _ = run_call(scenario, beta=1.0)
     interruptions = [e for e in events if isinstance(e, Interruption)]
     opps = {e.index: e for e in events if isinstance(e, Opportunity)}
     assert interruptions, "β = 1 must interrupt the scripted agent's long turns"
@@ -72,7 +74,7 @@ def test_gamma_one_backchannels_from_second_turn_with_rule_spacing() -> None:
         by_turn.setdefault(b.turn, []).append(b.words_heard)
     for words in by_turn.values():
         assert words[0] >= 6
-        for prev, cur in zip(words, words[1:], strict=False):
+        for prev, cur in itertools.pairwise(words):
             assert cur >= prev + spacing
     assert len(by_turn) >= 2
 
@@ -138,7 +140,7 @@ def test_typed_turns_are_injected_but_history_keeps_the_original() -> None:
 
 
 def test_manual_keys_work_with_autos_off() -> None:
-    loop, events, _ = run_call(
+    _loop, events, _ = run_call(
         "airline-rebooking",
         beta=1.0,
         gamma=1.0,
