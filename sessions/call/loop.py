@@ -213,6 +213,7 @@ class CallLoop:
             self._on_pause_event(ev)
             if self.ended:
                 return
+        self._poll_policies(t + frame)
         self._user_frame(t)
         self.t = round(t + frame, 9)
 
@@ -480,6 +481,7 @@ class CallLoop:
             history=list(self.history),
             turn_onset=turn.onset or ev.t,
             pause_index=ev.index,
+            virtual=self.virtual,
         )
         index = self._opportunities
         self._opportunities += 1
@@ -503,10 +505,54 @@ class CallLoop:
         else:
             self._execute(decision, ev.t, trigger="auto", turn=turn.index)
 
+    def _poll_policies(self, t: float) -> None:
+        """Give polling policies (τ-Voice's fixed schedule) their per-frame look."""
+        turn = self._turn
+        if turn is None or self.state is not CallState.AGENT_SPEAKING or turn.onset is None:
+            return
+        t = round(t, 6)
+        for policy, mode in ((self.shadow, "shadow"), (self.policy, "auto")):
+            if policy is None:
+                continue
+            ctx = PolicyContext(
+                t=t,
+                situation=self._situation(turn, t),
+                tendencies=self._effective_tendencies(),
+                history=list(self.history),
+                turn_onset=turn.onset,
+                virtual=self.virtual,
+                user_busy=self._user_busy(t),
+            )
+            decision = policy.at_frame(ctx)
+            if decision is None:
+                continue
+            index = self._opportunities
+            self._opportunities += 1
+            acting = mode == "auto"
+            will_act = acting and decision.action is not Action.NOTHING and self._pending is None
+            self._log_opportunity(
+                index,
+                None,
+                turn,
+                decision,
+                policy.name,
+                mode,
+                ctx.situation,
+                executed=will_act,
+                t=t,
+            )
+            if will_act:
+                if decision.delay_s > 0:
+                    self._pending = _Pending(t + decision.delay_s, decision, turn.index)
+                else:
+                    self._execute(decision, t, trigger="auto", turn=turn.index)
+            if self._turn is not turn:
+                return
+
     def _log_opportunity(
         self,
         index: int,
-        ev: PauseEvent,
+        ev: PauseEvent | None,
         turn: _AgentTurn,
         decision: PolicyDecision,
         policy: str,
@@ -514,12 +560,14 @@ class CallLoop:
         situation: Situation,
         *,
         executed: bool,
+        t: float | None = None,
     ) -> None:
+        at = ev.t if ev is not None else (t if t is not None else self.t)
         self.emit(
             Opportunity(
-                t=round(ev.t, 6),
+                t=round(at, 6),
                 index=index,
-                pause_index=ev.index,
+                pause_index=ev.index if ev is not None else None,
                 turn=turn.index,
                 decision=str(decision.action),
                 checks=[c.as_dict() for c in decision.checks],

@@ -25,6 +25,10 @@ class PolicyContext:
     turn_onset: float
     pause_index: int | None = None
     """Set when the policy is consulted at a short pause."""
+    virtual: bool = True
+    """On the virtual clock a policy may block (its latency goes in ``delay_s``); in real
+    time it must not block the loop: start the work, return its result on a later frame."""
+    user_busy: bool = False
 
 
 @dataclass(frozen=True)

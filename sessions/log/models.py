@@ -150,7 +150,9 @@ class TurnEnd(_Event):
 class Opportunity(_Event):
     type: Literal["opportunity"] = "opportunity"
     index: int
-    pause_index: int
+    pause_index: int | None = None
+    """The short pause this opportunity was evaluated at (None for a polling policy's
+    consultation, e.g. τ-Voice's every-2-s classifier call)."""
     turn: int
     decision: str
     """INTERRUPT | BACKCHANNEL | NOTHING."""
