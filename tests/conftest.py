@@ -45,4 +45,5 @@ def child_env() -> dict[str, str]:
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + path if path else "")
     return env
 
+
 pytest_plugins = ["tests.support.fixtures"]
