@@ -16,6 +16,9 @@ from cutin_tui import __version__
 COMMANDS: list[tuple[str, str, str]] = [
     ("call", "cutin_tui.cli.call_cmd", "open a live call against an agent (offline by default)"),
     ("inject", "cutin_tui.cli.inject_cmd", "add rule-based disfluencies to text"),
+    ("vad", "cutin_tui.cli.vad_cmd", "list speech starts, short pauses and turn ends in a WAV"),
+    ("devices", "cutin_tui.cli.devices_cmd", "list audio devices for --input-device/--output-device"),
+    ("simulate", "cutin_tui.cli.simulate_cmd", "headless batch runs: scenarios x conditions x runs"),
 ]
 
 

@@ -1,0 +1,294 @@
+"""`cutin simulate`: headless batch runs, scenarios × conditions × runs, one log per call."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cutin_tui.cli import CliError
+from cutin_tui.cli.args import tendency_list
+
+if TYPE_CHECKING:
+    from sessions.batch import CallSpec, ConditionSummary
+    from sessions.batch_run import CallOutcome, RunOptions
+
+DESCRIPTION = (
+    "Run calls headless on the virtual text clock: every scenario × every combination of "
+    "the --alpha/--beta/--gamma lists × --runs, with a scripted user. One log per call goes "
+    "into the batch folder (--out), named <scenario>__a<α>_b<β>_g<γ>__run<NN>.jsonl, which "
+    "`cutin audit` and `cutin replay` open. Rerunning the same command resumes: finished "
+    "calls are skipped. Ends with a table of realized rates per condition."
+)
+
+_NOT_YET = "not available yet in cutin simulate"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME|PATH",
+        help="a shipped scenario name or a TOML file; repeat for several (default: all shipped)",
+    )
+    p.add_argument(
+        "--alpha", type=tendency_list("alpha"), default=[0.5], metavar="LIST",
+        help="disfluency tendencies, a comma list of 0..1 values (default 0.5)",
+    )  # fmt: skip
+    p.add_argument(
+        "--beta", type=tendency_list("beta"), default=[0.0], metavar="LIST",
+        help="interruption tendencies, e.g. 0,0.3,0.7,1 (default 0)",
+    )  # fmt: skip
+    p.add_argument(
+        "--gamma", type=tendency_list("gamma"), default=[0.0], metavar="LIST",
+        help="backchannel tendencies, a comma list (default 0)",
+    )  # fmt: skip
+    p.add_argument(
+        "--runs", type=int, default=1, help="runs per scenario and condition (default 1)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0,
+        help="base seed; each call's seed derives from it, the scenario, condition and run",
+    )  # fmt: skip
+    p.add_argument(
+        "--paired", action="store_true",
+        help="leave the condition out of the seed: run k of every condition has the same timings",
+    )  # fmt: skip
+    p.add_argument(
+        "--out", type=Path, metavar="DIR",
+        help="batch folder (default: a new folder under the sessions dir); rerun with it to resume",
+    )  # fmt: skip
+    p.add_argument("--name", help="batch name recorded in every log (default: the folder's name)")
+    p.add_argument("--agent", choices=("scripted", "openai"), default="scripted",
+                   help="agent under test (default scripted)")  # fmt: skip
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai")
+    p.add_argument("--model", help="chat model for --agent openai (default from settings)")
+    p.add_argument("--user", choices=("scripted", "llm"), default="scripted",
+                   help="who speaks for the caller (default scripted)")  # fmt: skip
+    p.add_argument("--policy", choices=("rules", "tau-voice"), default="rules",
+                   help="turn-taking policy that acts (default rules)")  # fmt: skip
+    p.add_argument("--shadow", choices=("tau-voice",),
+                   help="a second policy whose decisions are only logged")  # fmt: skip
+    p.add_argument("--speech", choices=("text", "espeak"), default="text",
+                   help="speech clock: text (virtual time, fast; default) or audio")  # fmt: skip
+    p.add_argument("--wpm", type=float, help="base speaking rate (default from settings, 165)")
+    p.add_argument(
+        "--rate-jitter", type=float, default=None, metavar="FRACTION",
+        help="each run speaks up to ± this fraction faster or slower (default 0.05; 0 = off)",
+    )  # fmt: skip
+    p.add_argument("--max-seconds", type=float, help="end a call after this many virtual seconds")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="calls run in parallel processes (default 1)"
+    )
+    p.add_argument("--json", action="store_true",
+                   help="print the per-condition summary as JSON instead of a table")  # fmt: skip
+
+
+def _check_available(args: argparse.Namespace) -> None:
+    """Flags accepted for the interface, whose backends are not wired in yet."""
+    if args.user != "scripted":
+        raise CliError(f"--user {args.user}: {_NOT_YET} (use --user scripted)")
+    if args.policy != "rules":
+        raise CliError(f"--policy {args.policy}: {_NOT_YET} (use --policy rules)")
+    if args.shadow is not None:
+        raise CliError(f"--shadow {args.shadow}: {_NOT_YET}")
+    if args.speech != "text":
+        raise CliError(f"--speech {args.speech}: {_NOT_YET}; batch calls run on the text clock")
+    if args.agent == "scripted" and (args.model or args.base_url):
+        raise CliError("--model and --base-url need --agent openai")
+    if args.jobs < 1:
+        raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+
+
+def _check_llm(args: argparse.Namespace) -> str:
+    """Fail before the batch starts if the endpoint cannot be used; returns the model."""
+    from sessions.llm_client import LLMConfig, LLMError
+    from sessions.settings import load_settings
+
+    config = LLMConfig.from_settings(load_settings(), model=args.model, base_url=args.base_url)
+    try:
+        config.resolved_key()
+    except LLMError as exc:
+        raise CliError(f"--agent openai: {exc}") from None
+    return config.model
+
+
+def _rate(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def _print_table(rows: list[ConditionSummary]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="realized per condition (all scenarios)", title_justify="left")
+    for name in ("α", "β", "γ", "calls", "agent turns", "opportunities"):
+        table.add_column(name, justify="right")
+    table.add_column("interruptions/turn", justify="right")
+    table.add_column("backchannels/turn", justify="right")
+    for r in rows:
+        c = r.condition
+        table.add_row(
+            f"{c.alpha:g}", f"{c.beta:g}", f"{c.gamma:g}",
+            str(r.calls), str(r.agent_turns), str(r.opportunities),
+            f"{_rate(r.interruptions_per_turn)} ({r.interruptions})",
+            f"{_rate(r.backchannels_per_turn)} ({r.backchannels})",
+        )  # fmt: skip
+    Console(file=sys.stdout, width=max(100, Console().width)).print(table)
+
+
+def _report(
+    outcomes: list[CallOutcome],
+    specs: list[CallSpec],
+    out_dir: Path,
+    *,
+    as_json: bool,
+    interrupted: bool,
+) -> None:
+    from sessions.batch import summarize
+    from sessions.batch_run import CallStatus
+
+    counts = {s: sum(1 for o in outcomes if o.status is s) for s in CallStatus}
+    usable = [(o.spec, o.tally) for o in outcomes if o.status is not CallStatus.FAILED]
+    # Rows in plan order, so the table reads like the grid that was asked for.
+    order = {s.condition: i for i, s in reversed(list(enumerate(specs)))}
+    rows = sorted(summarize(usable), key=lambda r: order[r.condition])
+    if as_json:
+        print(json.dumps({"out": str(out_dir), **{str(k): v for k, v in counts.items()},
+                          "conditions": [r.as_dict() for r in rows]}))  # fmt: skip
+    elif rows:
+        _print_table(rows)
+    for o in [o for o in outcomes if o.status is CallStatus.FAILED][:5]:
+        print(f"cutin simulate: failed {o.spec.stem}: {o.message}", file=sys.stderr)
+    left = len(specs) - len(outcomes)
+    tail = (
+        f", {left} not run (interrupted; rerun the same command to resume)" if interrupted else ""
+    )
+    print(
+        f"cutin simulate: {counts[CallStatus.RAN]} calls run, {counts[CallStatus.SKIPPED]} "
+        f"skipped, {counts[CallStatus.FAILED]} failed{tail} -> {out_dir}",
+        file=sys.stderr,
+    )
+
+
+def _options(args: argparse.Namespace) -> RunOptions:
+    from sessions.batch_run import RunOptions
+
+    return RunOptions(
+        agent=args.agent,
+        model=args.model,
+        base_url=args.base_url,
+        user=args.user,
+        policy=args.policy,
+        shadow=args.shadow,
+        speech=args.speech,
+        max_seconds=args.max_seconds,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from sessions.batch import RATE_JITTER_DEFAULT, PlanError, conditions, plan_batch
+    from sessions.batch_run import BatchMismatch, CallStatus, run_batch
+    from sessions.scenarios import ScenarioError, load_scenario, shipped_scenario_names
+    from sessions.settings import load_settings
+
+    _check_available(args)
+    options = _options(args)
+    if args.agent == "openai":
+        options = _with_model(options, _check_llm(args))
+    settings = load_settings()
+    try:
+        loaded = [load_scenario(s) for s in (args.scenario or shipped_scenario_names())]
+    except ScenarioError as exc:
+        raise CliError(str(exc).splitlines()[0]) from None
+    scenarios = {sc.name: sc for sc in loaded}
+    out_dir: Path = args.out or (
+        settings.sessions_dir / "batches" / dt.datetime.now().strftime("simulate-%Y%m%d-%H%M%S")
+    )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CliError(f"--out {out_dir}: not a folder")
+    wpm = args.wpm if args.wpm is not None else settings.words_per_minute
+    jitter = RATE_JITTER_DEFAULT if args.rate_jitter is None else args.rate_jitter
+    try:
+        specs = plan_batch(
+            [sc.name for sc in loaded],
+            conditions(args.alpha, args.beta, args.gamma),
+            runs=args.runs,
+            seed=args.seed,
+            batch=args.name or out_dir.resolve().name,
+            words_per_minute=wpm,
+            rate_jitter=jitter,
+            paired=args.paired,
+        )
+        _check_rates(specs)
+    except (PlanError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+
+    outcomes: list[CallOutcome] = []
+    interrupted = False
+    with _progress(len(specs)) as advance:
+        try:
+            for outcome in run_batch(specs, scenarios, options, out_dir, jobs=args.jobs):
+                outcomes.append(outcome)
+                advance(outcome)
+        except BatchMismatch as exc:
+            raise CliError(str(exc)) from None
+        except KeyboardInterrupt:
+            interrupted = True
+    _report(outcomes, specs, out_dir, as_json=args.json, interrupted=interrupted)
+    if interrupted:
+        return 130
+    return 1 if any(o.status is CallStatus.FAILED for o in outcomes) else 0
+
+
+def _with_model(options: RunOptions, model: str) -> RunOptions:
+    from dataclasses import replace
+
+    return replace(options, model=model)
+
+
+def _check_rates(specs: list[CallSpec]) -> None:
+    from sessions.speech_clock import SpeakingStyle
+
+    for wpm in {s.words_per_minute for s in specs}:
+        SpeakingStyle(words_per_minute=wpm)  # raises ValueError naming the bad rate
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Callable[[CallOutcome], None]]:
+    """A rich progress bar on stderr when it is a terminal; a no-op otherwise."""
+    if not sys.stderr.isatty():
+        yield lambda outcome: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    marks = {"ran": "", "skipped": " (skipped)", "failed": " FAILED"}
+    with Progress(
+        TextColumn("simulate"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=Console(stderr=True),
+    ) as bar:
+        task = bar.add_task("calls", total=total, last="")
+
+        def advance(outcome: CallOutcome) -> None:
+            last = outcome.spec.stem + marks[str(outcome.status)]
+            bar.update(task, advance=1, last=last)
+
+        yield advance

@@ -1,0 +1,291 @@
+"""Running a planned batch: one virtual-clock call per :class:`~sessions.batch.CallSpec`.
+
+Each call is written to ``<stem>.jsonl.part`` and renamed to ``<stem>.jsonl`` only
+when it ended cleanly, so a file with the final name is always a finished call and
+a crash (or a kill) never leaves a half log that looks complete. On a rerun a
+finished call is skipped after checking its header matches the plan; a call that
+failed (an error event, or the loop raised) is kept as ``<stem>.jsonl.failed`` for
+inspection and is run again next time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from controls.tendencies import Tendencies
+from sessions.agents.base import Agent
+from sessions.batch import CallSpec, CallTally, tally
+from sessions.call.config import CallConfig
+from sessions.call.loop import CallLoop
+from sessions.call.recorder import Recorder, make_header
+from sessions.call.users import ScriptedUser
+from sessions.log.models import AgentInfo, Header, SpeechInfo
+from sessions.log.reader import LogError, read_session
+from sessions.log.writer import new_session_id
+from sessions.scenarios.model import Scenario
+from sessions.speech_clock import SpeakingStyle
+
+PART_SUFFIX = ".part"
+FAILED_SUFFIX = ".failed"
+
+
+class BatchMismatch(RuntimeError):
+    """A finished log in the batch folder was made with different settings."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How every call of the batch is run (the same for all of them)."""
+
+    agent: str = "scripted"
+    """scripted | openai"""
+    model: str | None = None
+    base_url: str | None = None
+    user: str = "scripted"
+    policy: str = "rules"
+    shadow: str | None = None
+    speech: str = "text"
+    max_seconds: float | None = None
+    """Virtual seconds after which a call is ended (``time_limit``); default: the config's."""
+
+
+class CallStatus(StrEnum):
+    RAN = "ran"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class CallOutcome:
+    spec: CallSpec
+    status: CallStatus
+    path: Path
+    tally: CallTally = field(default_factory=CallTally)
+    message: str = ""
+    """Why a call failed (first error)."""
+
+
+def final_path(out_dir: Path, spec: CallSpec) -> Path:
+    return Path(out_dir) / spec.file_name
+
+
+def part_path(out_dir: Path, spec: CallSpec) -> Path:
+    return Path(out_dir) / (spec.file_name + PART_SUFFIX)
+
+
+def failed_path(out_dir: Path, spec: CallSpec) -> Path:
+    return Path(out_dir) / (spec.file_name + FAILED_SUFFIX)
+
+
+# ---- headers ----------------------------------------------------------------------
+
+
+def agent_info(scenario: Scenario, options: RunOptions, model: str | None = None) -> AgentInfo:
+    if options.agent == "scripted":
+        return AgentInfo(kind="scripted", name=scenario.agent.name)
+    return AgentInfo(
+        kind=options.agent, name=scenario.agent.name, model=model, base_url=options.base_url
+    )
+
+
+def call_config(spec: CallSpec, scenario: Scenario) -> CallConfig:
+    c = spec.condition
+    return CallConfig(
+        scenario=scenario,
+        tendencies=Tendencies(c.alpha, c.beta, c.gamma),
+        seed=spec.seed,
+        style=SpeakingStyle(words_per_minute=spec.words_per_minute),
+    )
+
+
+def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str | None:
+    """The first planned setting the header disagrees with, as 'field: logged vs planned'."""
+    c = spec.condition
+    logged_t = header.tendencies
+    batch = header.batch or {}
+    pairs: list[tuple[str, object, object]] = [
+        ("scenario", header.scenario, spec.scenario),
+        ("seed", header.seeds.get("seed"), spec.seed),
+        ("alpha", logged_t.alpha, c.alpha),
+        ("beta", logged_t.beta, c.beta),
+        ("gamma", logged_t.gamma, c.gamma),
+        ("words per minute", header.speech.words_per_minute, spec.words_per_minute),
+        ("agent", header.agent.kind, options.agent),
+        ("policy", header.policy, options.policy),
+        ("shadow", header.shadow, options.shadow),
+        ("user", batch.get("user"), options.user),
+    ]
+    if options.agent != "scripted" and options.model is not None:
+        pairs.append(("model", header.agent.model, options.model))
+    for name, logged, planned in pairs:
+        if logged != planned:
+            return f"{name}: {logged!r} in the log, {planned!r} planned"
+    return None
+
+
+def finished_tally(out_dir: Path, spec: CallSpec, options: RunOptions) -> CallTally | None:
+    """The tally of this call's finished log, or ``None`` when it must be (re)run.
+
+    Raises :class:`BatchMismatch` when a finished log with this name was made with
+    other settings: mixing two batches in one folder would corrupt an audit."""
+    path = final_path(out_dir, spec)
+    if not path.is_file():
+        return None
+    try:
+        session = read_session(path, skip_bad=True)
+    except LogError:
+        return None
+    counted = tally(session.events)
+    if not counted.complete:
+        return None
+    problem = _header_mismatch(session.header, spec, options)
+    if problem is not None:
+        raise BatchMismatch(
+            f"{path} was made with other settings ({problem}); "
+            "use another --out folder or delete that file"
+        )
+    return counted
+
+
+# ---- one call ---------------------------------------------------------------------
+
+
+def _make_agent(scenario: Scenario, spec: CallSpec, options: RunOptions) -> tuple[Agent, AgentInfo]:
+    if options.agent == "scripted":
+        from sessions.agents.scripted import ScriptedAgent
+
+        return ScriptedAgent(scenario), agent_info(scenario, options)
+    if options.agent == "openai":
+        from sessions.agents.openai_agent import OpenAIAgent
+        from sessions.llm_client import LLMConfig
+        from sessions.settings import load_settings
+
+        # The call's seed goes to the endpoint too, so a seeded server repeats itself.
+        config = LLMConfig.from_settings(
+            load_settings(), model=options.model, base_url=options.base_url, seed=spec.seed
+        )
+        agent = OpenAIAgent.from_config(
+            config, system_prompt=scenario.agent.system_prompt, name=scenario.agent.name
+        )
+        return agent, agent_info(scenario, options, model=config.model)
+    raise ValueError(f"unknown agent kind {options.agent!r}")
+
+
+def _header(spec: CallSpec, config: CallConfig, info: AgentInfo, options: RunOptions) -> Header:
+    return make_header(
+        config,
+        session_id=new_session_id(),
+        agent=info,
+        speech=SpeechInfo(
+            tts=options.speech, input="simulator", words_per_minute=spec.words_per_minute
+        ),
+        policy=options.policy,
+        shadow=options.shadow,
+        batch={**spec.batch_info(), "user": options.user},
+    )
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: Path) -> CallOutcome:
+    """Run one call on the virtual clock and file its log by how it ended."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    part = part_path(out_dir, spec)
+    part.unlink(missing_ok=True)  # a crash's leftover; never appended to
+    config = call_config(spec, scenario)
+    agent, info = _make_agent(scenario, spec, options)
+    recorder = Recorder(part, _header(spec, config, info, options))
+    counted = CallTally()
+    loop = CallLoop(config, agent, user=ScriptedUser(scenario), listeners=[recorder, counted.add])
+    crash: str | None = None
+    try:
+        loop.run_virtual(max_seconds=options.max_seconds)
+    except Exception as exc:
+        crash = f"{type(exc).__name__}: {exc}"
+    except BaseException:
+        # Ctrl-C or a kill: nothing half-done is left behind to look like a result.
+        recorder.close()
+        part.unlink(missing_ok=True)
+        raise
+    finally:
+        recorder.close()
+    if crash is None and counted.complete and not counted.errors:
+        target = final_path(out_dir, spec)
+        os.replace(part, target)
+        failed_path(out_dir, spec).unlink(missing_ok=True)
+        _fsync_dir(out_dir)
+        return CallOutcome(spec, CallStatus.RAN, target, counted)
+    target = failed_path(out_dir, spec)
+    os.replace(part, target)
+    message = crash or (counted.errors[0] if counted.errors else f"ended: {counted.end_reason}")
+    return CallOutcome(spec, CallStatus.FAILED, target, counted, message)
+
+
+# ---- the batch --------------------------------------------------------------------
+
+
+def run_batch(
+    specs: Sequence[CallSpec],
+    scenarios: Mapping[str, Scenario],
+    options: RunOptions,
+    out_dir: Path,
+    *,
+    jobs: int = 1,
+) -> Iterator[CallOutcome]:
+    """Yield one outcome per spec: skipped (already finished) ones first, then as calls end.
+
+    Raises :class:`BatchMismatch` before running anything if a finished log in
+    ``out_dir`` disagrees with the plan. With ``jobs > 1`` calls run in that many
+    worker processes; outcomes then arrive in completion order."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    todo: list[CallSpec] = []
+    done: list[CallOutcome] = []
+    for spec in specs:
+        counted = finished_tally(out_dir, spec, options)
+        if counted is None:
+            todo.append(spec)
+        else:
+            done.append(CallOutcome(spec, CallStatus.SKIPPED, final_path(out_dir, spec), counted))
+    yield from done
+    if jobs <= 1 or len(todo) <= 1:
+        for spec in todo:
+            yield run_call(spec, scenarios[spec.scenario], options, out_dir)
+        return
+    yield from _run_parallel(todo, scenarios, options, out_dir, jobs)
+
+
+def _run_parallel(
+    todo: Sequence[CallSpec],
+    scenarios: Mapping[str, Scenario],
+    options: RunOptions,
+    out_dir: Path,
+    jobs: int,
+) -> Iterator[CallOutcome]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # spawn: workers start clean (no inherited threads or open files).
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    try:
+        futures = [
+            pool.submit(run_call, spec, scenarios[spec.scenario], options, out_dir) for spec in todo
+        ]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
