@@ -9,6 +9,7 @@ so it does not depend on PYTHONHASHSEED), one draw is taken at every word bounda
 from __future__ import annotations
 
 import random
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -69,7 +70,14 @@ class DisfluencyResult:
         }
 
 
+# For an ASCII word, "has a digit" is exactly [0-9]; a regex answers that in C.
+_ASCII_RISKY = re.compile(r"[0-9@]")
+
+
 def _risky(word: str) -> bool:
+    """Does the word hold a digit (any script's, as ``str.isdigit`` says) or an '@'?"""
+    if word.isascii():
+        return _ASCII_RISKY.search(word) is not None
     return "@" in word or any(ch.isdigit() for ch in word)
 
 
@@ -101,13 +109,18 @@ def inject_disfluency(
     insertions: list[Insertion] = []
     p_filler = profile.p_filler
     p_filler_reps = profile.p_filler + profile.p_reps
+    draw = rng.random
+    risky = [_risky(w) for w in words]
+    previous_risky = False
     for i, word in enumerate(words):
-        u = rng.random()
-        if is_protected(words, i):
+        u = draw()  # drawn at every boundary, protected or not
+        here_risky = risky[i]
+        if here_risky or previous_risky:  # is_protected(words, i), precomputed
             emitted.append(word)
+            previous_risky = here_risky
             continue
         if u < p:
-            roll = rng.random()
+            roll = draw()
             if roll < p_filler:
                 token = rng.choice(profile.fillers)
                 kind = InsertionKind.FILLER

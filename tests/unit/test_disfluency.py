@@ -321,3 +321,39 @@ def test_module_has_no_hidden_state_between_calls() -> None:
     inject_disfluency("something else entirely", 0.9)
     random.seed(0)  # the global generator must not matter
     assert inject_disfluency(text, 0.9) == first
+
+
+@given(st.text(max_size=30))
+@example("x²")
+@example("٣")  # an Arabic-Indic digit
+@example("a@b")
+def test_protection_agrees_with_str_isdigit_on_any_word(word: str) -> None:
+    words = [word, "next"]
+    risky = _reference_risky(word)
+    assert is_protected(words, 0) is risky
+    assert is_protected(words, 1) is risky
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        (
+            "Hi, I need to change the shipping address on my order, please.",
+            "Hi, I need to change the shipping address on my order, please- please.",
+        ),
+        (
+            "But I was hoping to get it before the weekend, to be honest, so could you "
+            "check again?",
+            "But I was hoping to get it before the weekend- weekend, to be honest, so could you "
+            "check again?",
+        ),
+        (
+            "My new address is 42 Elm Street and my email is jo@example.com, thanks.",
+            "My new address um, is 42 Elm Street and my email is- is jo@example.com, thanks.",
+        ),
+    ],
+)
+def test_golden_renderings_never_change(text: str, rendered: str) -> None:
+    # Logged calls are replayed and diffed against these renderings: a change here
+    # breaks every log already written, on any machine.
+    assert inject_disfluency(text, 1.0).rendered == rendered
