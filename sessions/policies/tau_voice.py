@@ -84,6 +84,7 @@ class TauVoicePolicy:
         self.backchannel = backchannel
         self._rng = random.Random(seed)
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tau-voice")
+        self._outer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tau-voice-consult")
         self.consultations = 0
         self.llm_calls = 0
 
@@ -144,7 +145,13 @@ class TauVoicePolicy:
             raise PolicyError("tau-Voice classifier failed: " + "; ".join(errors), result)
         return result
 
+    def start(self, agent_so_far: str, history: Sequence[Message]) -> Future[TauVoiceResult]:
+        """:meth:`consult` in the background, for a real-time loop that must not block.
+        Start the next one only when this one is done (tau-Voice waits too)."""
+        return self._outer.submit(self.consult, agent_so_far, list(history))
+
     def close(self) -> None:
+        self._outer.shutdown(wait=False, cancel_futures=True)
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.llm.close()
 
@@ -154,29 +161,28 @@ class TauVoicePolicy:
 
 @dataclass
 class TauVoiceSchedule:
-    """When a consultation is due: every ``interval`` s of agent speech in this turn,
-    counted from the turn's onset, while the user is silent.
+    """When a consultation is due: at every ``interval`` s of the agent's turn, counted
+    from the turn's onset, skipping moments when the user is producing audio.
 
-    Call :meth:`due` as often as you like with the current time; it says yes once per
-    interval boundary crossed. ``start_turn`` resets it at each agent turn onset.
+    Call :meth:`due` every frame with the current time and the turn's onset; it says
+    yes once per grid point reached (a new onset restarts the grid). A caller that fell
+    behind gets one consultation, not a backlog, as tau-Voice never queues ticks.
     """
 
     interval: float = CONSULT_INTERVAL_S
-    turn_start: float | None = None
-    last_consult: float | None = None
+    _onset: float | None = field(default=None, repr=False)
     _next: float = field(default=0.0, repr=False)
+    consulted_at: list[float] = field(default_factory=list, repr=False)
 
-    def start_turn(self, t: float) -> None:
-        self.turn_start = t
-        self.last_consult = None
-        self._next = t + self.interval
-
-    def due(self, now: float, *, user_speaking: bool = False) -> bool:
-        """True when a consultation should happen now (then it is counted as made)."""
-        if self.turn_start is None or user_speaking or now < self._next:
+    def due(self, now: float, turn_onset: float, *, user_busy: bool = False) -> bool:
+        """True when a consultation should happen now (it is then counted as made)."""
+        if turn_onset != self._onset:
+            self._onset = turn_onset
+            self._next = turn_onset + self.interval
+        if user_busy or now < self._next - 1e-9:
             return False
-        self.last_consult = now
-        self._next = next_due_time(self.turn_start, now, self.interval)
+        self._next = next_due_time(turn_onset, now, self.interval)
+        self.consulted_at.append(now)
         return True
 
 

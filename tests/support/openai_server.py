@@ -261,6 +261,9 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def setup(self) -> None:
             super().setup()
+            # Headers and body go out as separate writes; without this, Nagle plus the
+            # client's delayed ACK add ~40 ms to every plain JSON reply.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with server._lock:
                 server._connections.add(self.connection)
 
