@@ -102,7 +102,7 @@ def every_event() -> list[Event]:
             source="typed",
             original=user.original,
             rendered=user.rendered,
-            insertions=[InsertionRecord(**i.as_dict()) for i in user.insertions],  # type: ignore[arg-type]
+            insertions=[InsertionRecord(**i.as_dict()) for i in user.insertions],
             alpha=user.alpha,
             end_t=2.5,
         ),
@@ -121,7 +121,7 @@ def every_event() -> list[Event]:
         ),
         ErrorEvent(t=9.5, where="tts", message="espeak-ng exited 1"),
         EndEvent(t=10.0, reason="hangup"),
-        UnknownEvent(t=10.5, type="laughter", speaker="user", loudness=0.3),  # type: ignore[call-arg]
+        UnknownEvent(t=10.5, type="laughter", speaker="user", loudness=0.3),
     ]
 
 
@@ -162,10 +162,7 @@ def test_first_line_is_the_header_and_each_event_is_one_line(tmp_path: Path) -> 
     assert len(lines) == 1 + len(every_event())
 
 
-log_text = st.text(
-    st.characters(blacklist_categories=("Cs",)),
-    max_size=80,
-)
+log_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=80)
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)

@@ -47,6 +47,7 @@ def test_short_pause_fires_in_real_time_at_two_hundred_ms_of_silence() -> None:
     assert pause.silence_start == pytest.approx(10 * FRAME)
     # The frame that completes 200 ms of silence returns the event: the 7th silent one.
     assert k == 10 + 6
+    assert pause.silence_start is not None
     assert 0.2 <= pause.t - pause.silence_start < 0.2 + FRAME
     assert pause.index == 0
 
@@ -74,6 +75,7 @@ def test_turn_end_at_five_hundred_ms_names_the_short_pause_it_grew_from() -> Non
     assert end.short_pause_index == 1
     assert end.silence_start == second.silence_start == pytest.approx(28 * FRAME)
     assert k_end == 28 + 15  # the 16th silent frame completes 500 ms
+    assert end.silence_start is not None
     assert 0.5 <= end.t - end.silence_start < 0.5 + FRAME
     assert k_new == 58
 
