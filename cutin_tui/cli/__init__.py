@@ -19,6 +19,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("vad", "cutin_tui.cli.vad_cmd", "list speech starts, short pauses and turn ends in a WAV"),
     ("devices", "cutin_tui.cli.devices_cmd", "list audio devices for --input-device/--output-device"),
     ("simulate", "cutin_tui.cli.simulate_cmd", "headless batch runs: scenarios x conditions x runs"),
+    ("judge", "cutin_tui.cli.judge_cmd", "judge logged calls (rules or LLM) and record verdicts"),
+    ("report", "cutin_tui.cli.report_cmd", "render calls turn by turn as Markdown, HTML or JSON"),
 ]
 
 

@@ -1,0 +1,146 @@
+"""`cutin judge`: run a judge over logged calls and record its verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cutin_tui.cli import CliError
+
+if TYPE_CHECKING:
+    from replay.model import Trial, Verdict
+
+DESCRIPTION = (
+    "Judge calls and append the verdicts to their logs as verdict events (earlier lines "
+    "are never rewritten). 'rules' needs no network: yield latency and talk-over after "
+    "each interruption, backchannels treated as turns, turns that presume words the "
+    "tester never heard, response latency, and --success phrases. 'llm' asks any "
+    "OpenAI-compatible endpoint for per-turn and per-call verdicts. τ2-bench results "
+    "are not cutin logs and are never modified: their verdicts go to a sidecar file, "
+    "<input>.cutin-verdicts.jsonl beside the input (or --sidecar FILE), which `cutin "
+    "report` and replay read back."
+)
+GLYPH = {"pass": "✓", "fail": "✗", "warn": "!", "info": "i", "error": "⚠"}
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a session log, a folder of logs, or a τ2-bench results file/folder",
+    )
+    p.add_argument(
+        "--judge", choices=("rules", "llm"), default="rules", help="which judge (default rules)"
+    )
+    p.add_argument("--model", help="LLM judge: chat model (default: settings / CUTIN_OPENAI_MODEL)")
+    p.add_argument("--base-url", help="LLM judge: OpenAI-compatible endpoint, e.g. a local server")
+    p.add_argument(
+        "--success",
+        action="append",
+        default=[],
+        metavar="PHRASE",
+        help="a phrase the agent must say for the call to succeed (repeatable)",
+    )
+    p.add_argument(
+        "--trial",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only judge these trial/session ids (repeatable)",
+    )
+    p.add_argument(
+        "--sidecar",
+        metavar="FILE",
+        help="τ2 inputs: append verdicts here instead of beside the input",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the verdicts, write nothing")
+    p.add_argument("-v", "--verbose", action="store_true", help="also list passing verdicts")
+
+
+def _judge_fn(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    if args.judge == "rules":
+        from replay.judges.rules import judge_trial
+
+        return lambda trial: judge_trial(trial, args.success)
+    from replay.judges.llm import LlmJudge
+    from sessions.llm_client import LLMClient, LLMConfig, LLMError
+    from sessions.settings import load_settings
+
+    config = LLMConfig.from_settings(
+        load_settings(), model=args.model, base_url=args.base_url, temperature=0.0
+    )
+    try:
+        config.resolved_key()
+    except LLMError as exc:
+        raise CliError(str(exc)) from None
+    judge = LlmJudge(LLMClient(config))
+    return lambda trial: judge.judge(trial, args.success)
+
+
+def _print(trial: Trial, verdicts: list[Verdict], where: str, verbose: bool) -> None:
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v.label] = counts.get(v.label, 0) + 1
+    summary = ", ".join(f"{n} {label}" for label, n in sorted(counts.items())) or "no verdicts"
+    print(f"{trial.id}: {summary}{where}")
+    for v in verdicts:
+        if v.label == "pass" and not verbose:
+            continue
+        turn = f"turn {v.turn}" if v.turn is not None else "call"
+        print(f"  {GLYPH.get(v.label, v.label)} {turn:>8}  {v.judge} {v.name}: {v.rationale}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from replay.errors import LoadError
+    from replay.load import load_batch
+    from replay.session_import import log_verdict
+    from replay.sidecar import default_sidecar, write_verdicts
+    from sessions.log.writer import append_events
+
+    try:
+        batch = load_batch(args.paths)
+    except LoadError as exc:
+        raise CliError(str(exc)) from None
+    for warning in batch.warnings:
+        print(f"cutin: warning: {warning}", file=sys.stderr)
+    trials = [t for t in batch.trials if not args.trial or t.id in args.trial]
+    if not trials:
+        raise CliError(
+            "no trials to judge"
+            + (f" (no id matches {', '.join(args.trial)})" if args.trial else "")
+        )
+    judge = _judge_fn(args)
+    failures = 0
+    for trial in trials:
+        verdicts = judge(trial)
+        errors = [v for v in verdicts if v.label == "error"]
+        if errors:
+            failures += 1
+            for v in errors:
+                print(
+                    f"cutin: {trial.id}: judge failed, nothing recorded: {v.rationale}",
+                    file=sys.stderr,
+                )
+            continue
+        where = ""
+        if not args.dry_run and verdicts:
+            if trial.kind == "cutin":
+                target = Path(trial.source)
+                append_events(target, [log_verdict(v, trial) for v in verdicts])
+            else:
+                target = Path(args.sidecar) if args.sidecar else default_sidecar(Path(trial.source))
+                try:
+                    write_verdicts(target, Path(trial.source), trial, verdicts)
+                except LoadError as exc:
+                    raise CliError(str(exc)) from None
+                except OSError as exc:
+                    raise CliError(
+                        f"{target}: cannot write the verdict sidecar "
+                        f"({exc.strerror or exc}); pass --sidecar FILE"
+                    ) from None
+            where = f" → {target}"
+        _print(trial, verdicts, where, args.verbose)
+    return 1 if failures else 0

@@ -1,0 +1,74 @@
+"""`cutin report`: the turn-by-turn view of logged calls or τ2 trials, headless."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cutin_tui.cli import CliError
+
+DESCRIPTION = (
+    "Render calls turn by turn — cut markers, the unheard part of cut turns, disfluency "
+    "diffs, inline events and every judge's verdicts — as Markdown, a self-contained HTML "
+    "page, or JSON (schema in docs/report-json.md). PATH is a cutin session log, a "
+    "folder of logs, a τ2-bench results.json or results folder, or a verdict sidecar. "
+    "Tick (full-duplex) trials also get τ-Voice's interaction metrics."
+)
+FORMATS = ("md", "html", "json")
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="what to report on")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="md (default), html or json; inferred from -o FILE's extension",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--failures", action="store_true", help="only failed trials")
+    p.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="in a folder of logs, skip unreadable logs (with a warning) instead of stopping",
+    )
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format:
+        return str(args.format)
+    if args.output:
+        suffix = Path(args.output).suffix.lower().lstrip(".")
+        return (
+            {"htm": "html", "markdown": "md"}.get(suffix, suffix)
+            if suffix in (*FORMATS, "htm", "markdown")
+            else "md"
+        )
+    return "md"
+
+
+def run(args: argparse.Namespace) -> int:
+    from replay.errors import LoadError
+    from replay.load import load_batch
+    from replay.report import render
+
+    try:
+        batch = load_batch(args.paths, skip_bad=args.skip_bad)
+    except LoadError as exc:
+        raise CliError(str(exc)) from None
+    trials = batch.failures() if args.failures else batch.trials
+    text = render(trials, _format(args), batch.warnings)
+    for warning in batch.warnings:
+        print(f"cutin: warning: {warning}", file=sys.stderr)
+    if args.output:
+        out = Path(args.output)
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"{out}: cannot write: {exc.strerror or exc}") from None
+        print(f"cutin: wrote {out} ({len(trials)} trials)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return 0

@@ -1,0 +1,11 @@
+"""The one error replay raises for input it cannot read."""
+
+from __future__ import annotations
+
+
+class LoadError(ValueError):
+    """A file or directory that cannot be loaded; the message names it and says
+    what was expected instead."""
+
+
+__all__ = ["LoadError"]

@@ -1,0 +1,215 @@
+"""Path → trials. One entry point for everything replay can open.
+
+What a path may be (decided by content, not by extension):
+
+* a cutin session log — JSONL whose line 1 is a ``cutin.session/1`` header;
+* a τ2-bench results file — monolithic (``simulations`` inside), or the
+  ``results.json`` of a dir layout (a ``simulations/`` folder beside it);
+* one τ2 simulation file (``simulations/<id>.json``);
+* a verdict sidecar (``*.cutin-verdicts.jsonl``): loads the τ2 input it names;
+* a directory: a τ2 dir layout (``results.json`` inside), or a folder of session
+  logs (every ``*.jsonl`` below it, in path order).
+
+Anything else is a :class:`~replay.errors.LoadError` naming the path and listing
+what was expected. A session log whose last line was torn by a crash still loads;
+the trial carries a warning.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from replay.errors import LoadError
+from replay.model import Batch, Trial
+from replay.session_import import trial_from_session
+from replay.sidecar import SIDECAR_SCHEMA, default_sidecar, is_sidecar, merge_sidecar
+from replay.tau2_import import (
+    RESULTS_FILE,
+    SIMULATIONS_DIR,
+    is_results,
+    is_simulation,
+    load_results_dir,
+    load_results_file,
+    load_simulation_file,
+)
+from sessions.log.reader import LogError, read_session
+
+EXPECTED = (
+    'expected a cutin session log (.jsonl whose line 1 has "schema": "cutin.session/1"), '
+    'a τ2-bench results.json ("info" + "simulations", or beside a simulations/ folder), '
+    "a τ2 simulation file, or a directory holding one of these"
+)
+
+
+def load_path(path: Path | str, *, skip_bad: bool = False) -> Batch:
+    """Load one path (see the module docstring). ``skip_bad``: a bad session log
+    inside a directory becomes a warning instead of an error."""
+    p = Path(path)
+    if not p.exists():
+        raise LoadError(f"{p}: no such file or directory")
+    if p.is_dir():
+        return _load_dir(p, skip_bad=skip_bad)
+    return _load_file(p)
+
+
+def load_batch(paths: Iterable[Path | str], *, skip_bad: bool = False) -> Batch:
+    """Load several paths into one batch, in the order given."""
+    batch = Batch()
+    for path in paths:
+        part = load_path(path, skip_bad=skip_bad)
+        batch.trials.extend(part.trials)
+        batch.warnings.extend(part.warnings)
+    return batch
+
+
+def load_paths(paths: Iterable[Path | str], *, skip_bad: bool = False) -> list[Trial]:
+    """Trials of every path, in order. The replay screen's entry point."""
+    return load_batch(paths, skip_bad=skip_bad).trials
+
+
+def load_log(path: Path | str) -> Trial:
+    """One cutin session log."""
+    try:
+        session = read_session(path)
+    except LogError as exc:
+        raise LoadError(str(exc)) from None
+    return trial_from_session(session)
+
+
+def session_files(folder: Path) -> list[Path]:
+    """Session logs below ``folder`` (sidecars excluded), in path order."""
+    return sorted(p for p in Path(folder).rglob("*.jsonl") if p.is_file() and not is_sidecar(p))
+
+
+def recent_sessions(folder: Path | str, limit: int = 20) -> list[Path]:
+    """The ``limit`` most recently modified session logs below ``folder``, newest first.
+    A missing folder has none."""
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    stamped = []
+    for p in session_files(root):
+        try:
+            stamped.append((p.stat().st_mtime, str(p), p))
+        except OSError:
+            continue
+    stamped.sort(key=lambda item: (-item[0], item[1]))
+    return [p for _, _, p in stamped[: max(0, limit)]]
+
+
+def _load_dir(folder: Path, *, skip_bad: bool) -> Batch:
+    if (folder / RESULTS_FILE).is_file():
+        return _with_sidecar(folder, load_results_dir(folder))
+    logs = session_files(folder)
+    if not logs:
+        raise LoadError(
+            f"{folder}: directory holds no session logs (*.jsonl) and no {RESULTS_FILE}; {EXPECTED}"
+        )
+    batch = Batch()
+    for log in logs:
+        try:
+            trial = load_log(log)
+        except LoadError as exc:
+            if not skip_bad:
+                raise
+            batch.warnings.append(f"skipped: {exc}")
+            continue
+        batch.trials.append(trial)
+        batch.warnings.extend(trial.warnings)
+    return batch
+
+
+def _first_line(raw: bytes) -> Any:
+    end = raw.find(b"\n")
+    line = raw if end < 0 else raw[:end]
+    if not line.strip().startswith(b"{"):
+        return None
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def _load_file(p: Path) -> Batch:
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if not raw.strip():
+        raise LoadError(f"{p}: empty file; {EXPECTED}")
+    head = _first_line(raw)
+    one_line = b"\n" not in raw.rstrip()
+    if isinstance(head, dict) and "schema" in head:
+        if head.get("schema") == SIDECAR_SCHEMA:
+            return _load_sidecar(p, head)
+        if str(head.get("schema", "")).startswith("cutin.session/") or p.suffix == ".jsonl":
+            trial = load_log(p)
+            return Batch([trial], list(trial.warnings))
+    if p.suffix == ".jsonl" and head is not None and not is_results(head):
+        raise LoadError(
+            f'{p}:1: not a cutin session log (line 1 has no "schema" field); {EXPECTED}'
+        )
+    data = head if (head is not None and one_line) else _parse_whole(p, raw)
+    if is_results(data):
+        sims_dir = p.parent / SIMULATIONS_DIR
+        if not isinstance(data.get("simulations"), list) or (
+            not data.get("simulations") and sims_dir.is_dir() and p.name == RESULTS_FILE
+        ):
+            if sims_dir.is_dir():
+                return _with_sidecar(p.parent, load_results_dir(p.parent))
+            raise LoadError(
+                f'{p}: τ2 results metadata without "simulations" and with no '
+                f"{SIMULATIONS_DIR}/ folder beside it"
+            )
+        return _with_sidecar(p, load_results_file(p, data))
+    if is_simulation(data):
+        return _with_sidecar(p, load_simulation_file(p, data))
+    raise LoadError(f"{p}: not a cutin log or τ2-bench file; {EXPECTED}")
+
+
+def _parse_whole(p: Path, raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LoadError(f"{p}: neither a JSONL session log nor JSON ({exc}); {EXPECTED}") from None
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _with_sidecar(source: Path, trials: list[Trial], sidecar: Path | None = None) -> Batch:
+    batch = Batch(trials, _unique(w for t in trials for w in t.warnings))
+    car = sidecar or default_sidecar(source)
+    if car.is_file():
+        batch.warnings.extend(merge_sidecar(car, trials))
+        for trial in trials:
+            trial.meta.setdefault("sidecars", []).append(str(car))
+    return batch
+
+
+def _load_sidecar(p: Path, head: dict[str, Any]) -> Batch:
+    source = Path(str(head.get("source", "")))
+    if not head.get("source") or not source.exists():
+        raise LoadError(f"{p}: the τ2 input this sidecar names ({source}) does not exist")
+    inner = load_path(source)
+    if default_sidecar(source).resolve() == p.resolve():
+        return inner  # already merged
+    inner.warnings.extend(merge_sidecar(p, inner.trials))
+    for trial in inner.trials:
+        trial.meta.setdefault("sidecars", []).append(str(p))
+    return inner
+
+
+__all__ = [
+    "EXPECTED",
+    "load_batch",
+    "load_log",
+    "load_path",
+    "load_paths",
+    "recent_sessions",
+    "session_files",
+]

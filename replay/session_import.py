@@ -1,0 +1,290 @@
+"""A cutin session log (``cutin.session/1``) → :class:`~replay.model.Trial`.
+
+Agent turns come from ``agent_turn_start`` / ``agent_words`` / ``agent_turn_end``
+(an agent turn the log never closed — a crash mid-turn — keeps the words heard so
+far and is marked ``meta["incomplete"]``). User turns come from ``user_turn``.
+Pauses, opportunities, interruptions, backchannels and errors become inline events
+of the turn they name (agent turn index) or, failing that, of the turn in progress.
+Verdict events become verdicts, matched to turns by ``(speaker, turn)``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any
+
+from replay.model import InlineEvent, Insertion, Speaker, Trial, Turn, Verdict, WordTime
+from sessions.log.models import (
+    AgentTurnEnd,
+    AgentTurnStart,
+    AgentWords,
+    Backchannel,
+    EndEvent,
+    ErrorEvent,
+    Interruption,
+    Opportunity,
+    ShortPause,
+    SpeechStart,
+    TurnEnd,
+    UserTurn,
+)
+from sessions.log.models import Verdict as LogVerdict
+from sessions.log.reader import Session
+
+
+def trial_from_session(session: Session) -> Trial:
+    """Build the replay model of one loaded session log."""
+    header = session.header
+    agent: dict[int, Turn] = {}
+    user: list[Turn] = []
+    pending: list[tuple[int | None, InlineEvent]] = []
+    log_verdicts: list[LogVerdict] = []
+    interruptions: dict[int, list[Interruption]] = {}
+    end: EndEvent | None = None
+    last_t = 0.0
+    for e in session.events:
+        last_t = max(last_t, e.t)
+        if isinstance(e, AgentTurnStart):
+            turn = agent.get(e.turn) or _agent_turn(e.turn, e.t)
+            turn.start = e.t
+            if e.text:
+                turn.text = e.text
+            agent[e.turn] = turn
+        elif isinstance(e, AgentWords):
+            turn = agent.setdefault(e.turn, _agent_turn(e.turn, e.t))
+            turn.words.extend(WordTime(w.word, w.start, w.end) for w in e.words)
+        elif isinstance(e, AgentTurnEnd):
+            turn = agent.setdefault(e.turn, _agent_turn(e.turn, e.t))
+            turn.end = e.t
+            turn.text = e.text
+            turn.spoken = e.spoken
+            turn.unspoken = e.unspoken
+            turn.interrupted = e.interrupted
+            turn.cut_t = e.cut_t
+            turn.cut_word = e.cut_word
+            turn.talk_over_s = e.talk_over_s
+            turn.meta.pop("incomplete", None)
+        elif isinstance(e, UserTurn):
+            user.append(_user_turn(e))
+        elif isinstance(e, LogVerdict):
+            log_verdicts.append(e)
+        elif isinstance(e, EndEvent):
+            end = e
+        else:
+            event = _inline(e)
+            if event is not None:
+                pending.append((getattr(e, "turn", None), event))
+            if isinstance(e, Interruption):
+                interruptions.setdefault(e.turn, []).append(e)
+    for turn in agent.values():
+        if "incomplete" in turn.meta:
+            heard = " ".join(w.word for w in turn.words)
+            turn.spoken = heard
+            if not turn.text:
+                turn.text = heard
+            turn.unspoken = _rest(turn.text, heard)
+            turn.end = turn.words[-1].end if turn.words else turn.start
+    turns = sorted(
+        [*agent.values(), *user],
+        key=lambda t: (t.start if t.start is not None else 0.0, t.speaker == "user"),
+    )
+    for i, turn in enumerate(turns):
+        turn.index = i
+    _place_events(turns, agent, pending)
+    _describe_interruptions(agent, interruptions)
+    duration = end.t if end is not None else session.duration
+    trial = Trial(
+        id=header.session_id,
+        task_id=header.scenario,
+        source=str(session.path) if session.path else "",
+        kind="cutin",
+        mode="cutin",
+        turns=turns,
+        header=header.model_dump(mode="json", by_alias=True, exclude_none=True),
+        warnings=[f"{session.path}: {w}" for w in session.warnings],
+        duration=duration if duration or last_t else None,
+    )
+    trial.meta["end_reason"] = end.reason if end is not None else None
+    trial.meta["events"] = len(session.events)
+    trial.verdicts = [verdict_from_log(v, trial) for v in log_verdicts]
+    return trial
+
+
+def _agent_turn(number: int, t: float) -> Turn:
+    return Turn(
+        index=0,
+        speaker="agent",
+        number=number,
+        start=t,
+        end=None,
+        text="",
+        spoken="",
+        meta={"incomplete": True},
+    )
+
+
+def _user_turn(e: UserTurn) -> Turn:
+    return Turn(
+        index=0,
+        speaker="user",
+        number=e.turn,
+        start=e.t,
+        end=e.end_t if e.end_t is not None else e.t,
+        text=e.original,
+        spoken=e.rendered,
+        original=e.original,
+        rendered=e.rendered,
+        insertions=[Insertion(i.index, i.kind, i.token) for i in e.insertions],
+        source=e.source,
+        meta={"alpha": e.alpha},
+    )
+
+
+def _rest(text: str, heard: str) -> str:
+    words = text.split()
+    n = len(heard.split())
+    return " ".join(words[n:]) if words[:n] == heard.split() else ""
+
+
+def _inline(e: Any) -> InlineEvent | None:
+    if isinstance(e, ShortPause):
+        return InlineEvent(
+            e.t,
+            "short_pause",
+            f"#{e.index}",
+            {
+                "index": e.index,
+                "silence_start": e.silence_start,
+                "became_turn_end": e.became_turn_end,
+            },
+        )
+    if isinstance(e, TurnEnd):
+        return InlineEvent(
+            e.t,
+            "turn_end",
+            "",
+            {"silence_start": e.silence_start, "short_pause_index": e.short_pause_index},
+        )
+    if isinstance(e, Opportunity):
+        return InlineEvent(
+            e.t,
+            "opportunity",
+            e.decision,
+            {
+                "index": e.index,
+                "pause_index": e.pause_index,
+                "executed": e.executed,
+                "mode": e.mode,
+                "policy": e.policy,
+                "checks": e.checks,
+            },
+        )
+    if isinstance(e, Interruption):
+        return InlineEvent(
+            e.cut_t if e.cut_t is not None else e.t,
+            "interruption",
+            e.trigger,
+            {"trigger": e.trigger, "cut_word": e.cut_word, "text": e.text},
+        )
+    if isinstance(e, Backchannel):
+        return InlineEvent(
+            e.t, "backchannel", e.token, {"trigger": e.trigger, "words_heard": e.words_heard}
+        )
+    if isinstance(e, ErrorEvent):
+        return InlineEvent(e.t, "error", e.message, {"where": e.where})
+    if isinstance(e, SpeechStart):
+        return None  # the turns' start times already say this
+    return None
+
+
+def _place_events(
+    turns: list[Turn], agent: dict[int, Turn], pending: list[tuple[int | None, InlineEvent]]
+) -> None:
+    starts = [t.start if t.start is not None else 0.0 for t in turns]
+    for number, event in pending:
+        host = agent.get(number) if number is not None else None
+        if host is None:
+            i = bisect_right(starts, event.t) - 1
+            host = turns[max(i, 0)] if turns else None
+        if host is not None:
+            host.events.append(event)
+    for turn in turns:
+        turn.events.sort(key=lambda ev: ev.t)
+
+
+def _describe_interruptions(agent: dict[int, Turn], cuts: dict[int, list[Interruption]]) -> None:
+    """Give each interruption event the agent's reaction: how long until it stopped
+    and how long it talked over the tester."""
+    for number, turn in agent.items():
+        events = turn.events_of("interruption")
+        if not events and turn.interrupted and turn.cut_t is not None:
+            event = InlineEvent(turn.cut_t, "interruption", "auto", {"trigger": "unknown"})
+            turn.events.append(event)
+            turn.events.sort(key=lambda ev: ev.t)
+            events = [event]
+        del number
+        for event in events:
+            stop = turn.end
+            latency = max(0.0, stop - event.t) if stop is not None else None
+            talk_over = turn.talk_over_s if turn.talk_over_s is not None else latency
+            event.data.setdefault("yielded", stop is not None)
+            event.data.setdefault("yield_latency_s", latency)
+            event.data.setdefault("talk_over_s", talk_over)
+
+
+def verdict_from_log(v: LogVerdict, trial: Trial) -> Verdict:
+    """A log verdict event as a model verdict of ``trial``."""
+    index = None
+    if v.scope == "turn" and v.turn is not None:
+        speaker: Speaker = "user" if v.speaker == "user" else "agent"
+        turn = trial.turn_by_number(speaker, v.turn)
+        index = turn.index if turn is not None else None
+    known = {
+        "type",
+        "t",
+        "judge",
+        "scope",
+        "turn",
+        "speaker",
+        "name",
+        "label",
+        "score",
+        "rationale",
+        "trial",
+    }
+    extra = {k: val for k, val in v.model_dump().items() if k not in known}
+    return Verdict(
+        judge=v.judge,
+        label=v.label,
+        name=v.name,
+        scope="turn" if index is not None else "call",
+        turn=index,
+        rationale=v.rationale,
+        score=v.score,
+        t=v.t,
+        extra=extra,
+    )
+
+
+def log_verdict(v: Verdict, trial: Trial) -> LogVerdict:
+    """The log event for a model verdict (turn scope names the speaker's own turn number)."""
+    turn = trial.turns[v.turn] if v.scope == "turn" and v.turn is not None else None
+    t = v.t if v.t is not None else (turn.start if turn and turn.start is not None else None)
+    if t is None:
+        t = trial.duration or 0.0
+    fields: dict[str, Any] = dict(v.extra)
+    fields.update(
+        t=t,
+        judge=v.judge,
+        scope="turn" if turn is not None else "call",
+        turn=turn.number if turn is not None else None,
+        speaker=turn.speaker if turn is not None else None,
+        name=v.name,
+        label=v.label,
+        score=v.score,
+        rationale=v.rationale,
+    )
+    return LogVerdict(**fields)
+
+
+__all__ = ["log_verdict", "trial_from_session", "verdict_from_log"]
