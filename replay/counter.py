@@ -1,0 +1,304 @@
+"""An independent disfluency counter for any text (ours, an LLM's, a transcript).
+
+It needs no insertion metadata: it reads the text the way a listener would hear it.
+The definitions, in order (the method paper, section 5.1 and Appendix C):
+
+**Tokens.** An em dash (``—``, also ``―`` and ASCII runs ``--``) is a word separator,
+so an unspaced dash cannot fuse a filler to its neighbour ("to—um—wait"). The text is
+then split on whitespace. A *spoken token* is one holding at least one letter or
+digit; tokens of punctuation only (a lone ``—``, ``...``, ``&``) are silent, and so
+are bracketed stage directions ("[pause]", "[cough]", "[clears throat]") and any
+token opening a bracket.
+
+**Words** = the number of spoken tokens, fillers and stutter stems included (they are
+words the listener hears). Rates are per 1,000 such words.
+
+**Key** of a token = lower-cased, with every leading and trailing non-alphanumeric
+character removed ("But," → "but", "you—" → "you"). A token is **cut** when it ends in
+a hyphen ("I-", "th-"): a word broken off.
+
+**Fillers** = spoken tokens that are not cut and whose key is a filled pause:
+um, umm, uhm, uh, uhh, er, erm (any number of repeated letters: ``u+m+``, ``u+h+m*``,
+``e+r+m*``). "uh-huh", "mm-hmm", "like", "you know" are not fillers. "uh, uh" is two
+fillers and no repetition.
+
+**Repetitions** count three forms over the sequence of non-filler spoken tokens (the
+fillers between two tokens are skipped, so a filler can sit inside a repetition):
+
+* *adjacent* — a token whose key equals the key of the next token ("the- the",
+  "I I"), or a cut token whose key is a prefix of the next one's ("th- the",
+  "I- I'm"); a run of n such tokens is n - 1 repetitions ("I- I- I" = 2);
+* *filler-separated* — the same, with one or more fillers between ("I, uh, I");
+* *two-word phrase* — after collapsing each adjacent run to its last token, two
+  different keys followed by the same two keys ("are you— are you"), counted left
+  to right without overlap ("a b a b a b" = 2).
+
+A cut word holding dashes, repeated whole by the next whitespace token
+("to—wait- to—wait"), is one adjacent repetition, and its parts leave the sequence
+(as a one-word stem's do by joining its word).
+
+A cut filler ("um-", "uh-") is a stutter on a filled pause: one adjacent repetition
+each, whether or not the filler follows ("um- um," is one filler and one repetition;
+the counter cannot know which of the two was added, so it must not depend on it).
+
+**Naturally repeated words** in a text ("I know that that is true") are counted
+as repetitions like any other: the counter cannot tell grammar from a stutter, and
+counting them consistently is what makes the difference below exact.
+
+**Agreement with injection.** For a text injected by
+:func:`controls.inject_disfluency`, ``count(rendered) - count(original)`` equals the
+insertion metadata: +1 filler per filler insertion, +1 repetition per repetition
+insertion, nothing per pause. This holds because a filler or a pause leaves the
+non-filler sequence unchanged, and a repetition stem has its word's key, so it joins
+that word's run (one more adjacent/filler-separated repetition) without changing the
+collapsed sequence the phrase form reads. Per-form counts can move (an injected
+filler between "that that" turns an adjacent repetition into a filler-separated one);
+the totals do not. The exceptions are insertions nobody hears: a repetition of a
+word without letters or digits (a lone dash) or of a stage direction ("[pause]")
+counts nothing (:func:`spoken_insertion_counts` sets those apart), and an insertion
+*inside* a multi-word direction ("[clears um, throat]") is silent too.
+
+**Turn-initial filler**: the first spoken token of the turn that is not a cut
+filler is a filler ("um, yes", "um- um, yes").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+# Em dash, horizontal bar, and the ASCII stand-in "--" (LLMs write "---" for a dash).
+_SEPARATORS = re.compile(r"[\u2014\u2015]|-{2,}")
+# "[pause]", "[cough]", "[clears throat]": directions to a speech engine, not words.
+_DIRECTIONS = re.compile(r"\[[^\[\]]{0,40}\]")
+_FILLER = re.compile(r"u+m+|u+h+m*|e+r+m*")
+_CUT_MARKS = ("-", "\u2010", "\u2011")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCounts:
+    """What the counter found in one turn."""
+
+    words: int = 0
+    fillers: int = 0
+    adjacent: int = 0
+    filler_separated: int = 0
+    phrase: int = 0
+    initial_filler: bool = False
+
+    @property
+    def repetitions(self) -> int:
+        """All three repetition forms together."""
+        return self.adjacent + self.filler_separated + self.phrase
+
+    @property
+    def combined(self) -> int:
+        """Fillers plus repetitions (the paper's "Comb.")."""
+        return self.fillers + self.repetitions
+
+    @property
+    def any(self) -> bool:
+        return self.combined > 0
+
+    def __sub__(self, other: TurnCounts) -> TurnCounts:
+        return TurnCounts(
+            self.words - other.words,
+            self.fillers - other.fillers,
+            self.adjacent - other.adjacent,
+            self.filler_separated - other.filler_separated,
+            self.phrase - other.phrase,
+            self.initial_filler and not other.initial_filler,
+        )
+
+    def as_dict(self) -> dict[str, int | bool]:
+        return {
+            "words": self.words,
+            "fillers": self.fillers,
+            "repetitions": self.repetitions,
+            "adjacent": self.adjacent,
+            "filler_separated": self.filler_separated,
+            "phrase": self.phrase,
+            "initial_filler": self.initial_filler,
+        }
+
+
+def _heard(token: str) -> bool:
+    return not token.startswith("[") and any(c.isalnum() for c in token)
+
+
+def _groups(text: str) -> list[tuple[str, list[str]]]:
+    """Each whitespace token with the spoken tokens it splits into at its dashes."""
+    out: list[tuple[str, list[str]]] = []
+    for raw in _DIRECTIONS.sub(" ", text).split():
+        out.append((raw, [p for p in _SEPARATORS.sub(" ", raw).split() if _heard(p)]))
+    return out
+
+
+def spoken_tokens(text: str) -> list[str]:
+    """The tokens a listener hears: em dashes split words; stage directions and
+    punctuation-only tokens are dropped."""
+    return [part for _, parts in _groups(text) for part in parts]
+
+
+def word_count(text: str) -> int:
+    """Words as the counter defines them (spoken tokens)."""
+    return len(spoken_tokens(text))
+
+
+def token_key(token: str) -> str:
+    """Lower-cased token without leading/trailing non-alphanumerics ("But," -> "but")."""
+    start, end = 0, len(token)
+    while start < end and not token[start].isalnum():
+        start += 1
+    while end > start and not token[end - 1].isalnum():
+        end -= 1
+    return token[start:end].lower()
+
+
+def is_cut(token: str) -> bool:
+    """A word broken off: it ends in a hyphen ("I-", "th-")."""
+    return token.endswith(_CUT_MARKS)
+
+
+def is_filler_word(token: str) -> bool:
+    """A filled pause (um/uh and spellings), not cut."""
+    return not is_cut(token) and _FILLER.fullmatch(token_key(token)) is not None
+
+
+def _joins(prev_key: str, prev_cut: bool, key: str) -> bool:
+    """Does a token with ``key`` repeat the previous non-filler token?"""
+    return key == prev_key or (prev_cut and key.startswith(prev_key))
+
+
+def count(text: str) -> TurnCounts:
+    """Count words, fillers and the three repetition forms in ``text``."""
+    groups = _groups(text)
+    tokens: list[str] = []
+    starts: list[bool] = []  # first spoken part of its whitespace token
+    # A cut dashed word repeated whole ("to—wait- to—wait"): one repetition, and its
+    # parts stay out of the sequence, as a one-word stem's would after joining.
+    whole_stem: list[bool] = []
+    for g, (raw, parts) in enumerate(groups):
+        repeated = (
+            len(parts) > 1
+            and is_cut(raw)
+            and g + 1 < len(groups)
+            and [token_key(p) for p in parts] == [token_key(p) for p in groups[g + 1][1]]
+        )
+        tokens.extend(parts)
+        starts.extend(k == 0 for k in range(len(parts)))
+        whole_stem.extend([repeated] * len(parts))
+    n = len(tokens)
+    if n == 0:
+        return TurnCounts()
+    keys = [token_key(t) for t in tokens]
+    cuts = [is_cut(t) for t in tokens]
+    filled = [_FILLER.fullmatch(k) is not None for k in keys]
+    fillers = [filled[i] and not cuts[i] and not whole_stem[i] for i in range(n)]
+    # A cut filler ("um-") is a stutter on a filled pause: a repetition, never a word
+    # of the sequence. Whether a filler follows cannot matter: "um- um," reads the
+    # same whether the stem or the filler was added.
+    stutters = [filled[i] and cuts[i] and not whole_stem[i] for i in range(n)]
+    adjacent = separated = 0
+    collapsed: list[str] = []  # one key per run of repeats: what the phrase form reads
+    prev_key, prev_cut, gap = "", False, False
+    for i in range(n):
+        if whole_stem[i]:
+            adjacent += starts[i]
+            continue
+        if fillers[i] or stutters[i]:
+            adjacent += stutters[i]
+            gap = True
+            continue
+        key = keys[i]
+        if collapsed and _joins(prev_key, prev_cut, key):
+            if gap:
+                separated += 1
+            else:
+                adjacent += 1
+            collapsed[-1] = key
+        else:
+            collapsed.append(key)
+        prev_key, prev_cut, gap = key, cuts[i], False
+    phrase = 0
+    j = 0
+    while j + 3 < len(collapsed):
+        a, b, c, d = collapsed[j : j + 4]
+        if a == c and b == d and a != b:
+            phrase += 1
+            j += 2
+        else:
+            j += 1
+    first = next((i for i in range(n) if not (stutters[i] or whole_stem[i])), n)
+    initial = first < n and fillers[first]
+    return TurnCounts(
+        words=n,
+        fillers=sum(fillers),
+        adjacent=adjacent,
+        filler_separated=separated,
+        phrase=phrase,
+        initial_filler=initial,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class InsertionCounts:
+    """Insertion metadata summed: what the counter's difference should equal."""
+
+    fillers: int = 0
+    repetitions: int = 0
+    pauses: int = 0
+    silent_repetitions: int = 0
+    """Repetitions of a word with no letter or digit: injected, but nothing is heard."""
+    initial_fillers: int = 0
+
+
+class InsertionLike(Protocol):
+    """An insertion record: controls' ``Insertion`` or the log's ``InsertionRecord``."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def token(self) -> str: ...
+
+
+def spoken_insertion_counts(
+    insertions: Iterable[InsertionLike | Mapping[str, Any]],
+) -> InsertionCounts:
+    """Sum insertion records (objects or ``index``/``kind``/``token`` dicts) the way
+    the counter can hear them."""
+    fillers = reps = pauses = silent = initial = 0
+    for ins in insertions:
+        if isinstance(ins, Mapping):
+            kind, token, index = str(ins["kind"]), str(ins["token"]), int(ins["index"])
+        else:
+            kind, token, index = str(ins.kind), ins.token, ins.index
+        if kind == "filler":
+            fillers += 1
+            initial += index == 0
+        elif kind == "repetition":
+            if spoken_tokens(token):
+                reps += 1
+            else:
+                silent += 1
+        elif kind == "pause":
+            pauses += 1
+    return InsertionCounts(fillers, reps, pauses, silent, initial)
+
+
+__all__ = [
+    "InsertionCounts",
+    "InsertionLike",
+    "TurnCounts",
+    "count",
+    "is_cut",
+    "is_filler_word",
+    "spoken_insertion_counts",
+    "spoken_tokens",
+    "token_key",
+    "word_count",
+]
