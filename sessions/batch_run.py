@@ -12,23 +12,27 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controls.tendencies import Tendencies
 from sessions.agents.base import Agent
 from sessions.batch import CallSpec, CallTally, tally
 from sessions.call.config import CallConfig
-from sessions.call.loop import CallLoop
+from sessions.call.loop import CallLoop, InterruptionText
 from sessions.call.recorder import Recorder, make_header
-from sessions.call.users import ScriptedUser
+from sessions.call.users import ScriptedUser, UserProvider
 from sessions.log.models import AgentInfo, Header, SpeechInfo
 from sessions.log.reader import LogError, read_session
 from sessions.log.writer import new_session_id
 from sessions.scenarios.model import Scenario
 from sessions.speech_clock import SpeakingStyle
+
+if TYPE_CHECKING:
+    from sessions.llm_client import LLMConfig
 
 PART_SUFFIX = ".part"
 FAILED_SUFFIX = ".failed"
@@ -46,7 +50,9 @@ class RunOptions:
     """scripted | openai"""
     model: str | None = None
     base_url: str | None = None
+    """Endpoint and model for whatever runs on an LLM (the agent, the user, or both)."""
     user: str = "scripted"
+    """scripted (the scenario's lines) | llm (the user simulator)"""
     policy: str = "rules"
     shadow: str | None = None
     speech: str = "text"
@@ -155,6 +161,16 @@ def finished_tally(out_dir: Path, spec: CallSpec, options: RunOptions) -> CallTa
 # ---- one call ---------------------------------------------------------------------
 
 
+def _llm_config(options: RunOptions, spec: CallSpec) -> LLMConfig:
+    from sessions.llm_client import LLMConfig
+    from sessions.settings import load_settings
+
+    # The call's seed goes to the endpoint too, so a seeded server repeats itself.
+    return LLMConfig.from_settings(
+        load_settings(), model=options.model, base_url=options.base_url, seed=spec.seed
+    )
+
+
 def _make_agent(scenario: Scenario, spec: CallSpec, options: RunOptions) -> tuple[Agent, AgentInfo]:
     if options.agent == "scripted":
         from sessions.agents.scripted import ScriptedAgent
@@ -162,13 +178,8 @@ def _make_agent(scenario: Scenario, spec: CallSpec, options: RunOptions) -> tupl
         return ScriptedAgent(scenario), agent_info(scenario, options)
     if options.agent == "openai":
         from sessions.agents.openai_agent import OpenAIAgent
-        from sessions.llm_client import LLMConfig
-        from sessions.settings import load_settings
 
-        # The call's seed goes to the endpoint too, so a seeded server repeats itself.
-        config = LLMConfig.from_settings(
-            load_settings(), model=options.model, base_url=options.base_url, seed=spec.seed
-        )
+        config = _llm_config(options, spec)
         agent = OpenAIAgent.from_config(
             config, system_prompt=scenario.agent.system_prompt, name=scenario.agent.name
         )
@@ -176,7 +187,35 @@ def _make_agent(scenario: Scenario, spec: CallSpec, options: RunOptions) -> tupl
     raise ValueError(f"unknown agent kind {options.agent!r}")
 
 
-def _header(spec: CallSpec, config: CallConfig, info: AgentInfo, options: RunOptions) -> Header:
+@dataclass
+class _Caller:
+    """Who speaks for the caller, and how their interruption lines are made."""
+
+    user: UserProvider
+    interruption_text: InterruptionText | None = None
+    model: str | None = None
+    close: Callable[[], None] = lambda: None
+
+
+def _make_user(scenario: Scenario, spec: CallSpec, options: RunOptions) -> _Caller:
+    if options.user == "scripted":
+        return _Caller(ScriptedUser(scenario))
+    if options.user == "llm":
+        from sessions.llm_client import LLMClient
+        from sessions.simulator import UserSimulator
+
+        config = _llm_config(options, spec)
+        sim = UserSimulator.from_scenario(LLMClient(config), scenario.user)
+        return _Caller(sim, sim.interruption_line, config.model, sim.close)
+    raise ValueError(f"unknown user kind {options.user!r}")
+
+
+def _header(
+    spec: CallSpec, config: CallConfig, info: AgentInfo, options: RunOptions, caller: _Caller
+) -> Header:
+    batch: dict[str, object] = {**spec.batch_info(), "user": options.user}
+    if caller.model is not None:
+        batch["user_model"] = caller.model
     return make_header(
         config,
         session_id=new_session_id(),
@@ -186,7 +225,7 @@ def _header(spec: CallSpec, config: CallConfig, info: AgentInfo, options: RunOpt
         ),
         policy=options.policy,
         shadow=options.shadow,
-        batch={**spec.batch_info(), "user": options.user},
+        batch=batch,
     )
 
 
@@ -207,9 +246,16 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
     part.unlink(missing_ok=True)  # a crash's leftover; never appended to
     config = call_config(spec, scenario)
     agent, info = _make_agent(scenario, spec, options)
-    recorder = Recorder(part, _header(spec, config, info, options))
+    caller = _make_user(scenario, spec, options)
+    recorder = Recorder(part, _header(spec, config, info, options, caller))
     counted = CallTally()
-    loop = CallLoop(config, agent, user=ScriptedUser(scenario), listeners=[recorder, counted.add])
+    loop = CallLoop(
+        config,
+        agent,
+        user=caller.user,
+        listeners=[recorder, counted.add],
+        interruption_text=caller.interruption_text,
+    )
     crash: str | None = None
     try:
         loop.run_virtual(max_seconds=options.max_seconds)
@@ -222,6 +268,8 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
         raise
     finally:
         recorder.close()
+        with contextlib.suppress(Exception):
+            caller.close()
     if crash is None and counted.complete and not counted.errors:
         target = final_path(out_dir, spec)
         os.replace(part, target)

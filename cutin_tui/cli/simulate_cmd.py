@@ -37,72 +37,119 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="a shipped scenario name or a TOML file; repeat for several (default: all shipped)",
     )
     p.add_argument(
-        "--alpha", type=tendency_list("alpha"), default=[0.5], metavar="LIST",
+        "--alpha",
+        type=tendency_list("alpha"),
+        default=[0.5],
+        metavar="LIST",
         help="disfluency tendencies, a comma list of 0..1 values (default 0.5)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--beta", type=tendency_list("beta"), default=[0.0], metavar="LIST",
+        "--beta",
+        type=tendency_list("beta"),
+        default=[0.0],
+        metavar="LIST",
         help="interruption tendencies, e.g. 0,0.3,0.7,1 (default 0)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--gamma", type=tendency_list("gamma"), default=[0.0], metavar="LIST",
-        help="backchannel tendencies, a comma list (default 0)",
-    )  # fmt: skip
+        "--gamma",
+        type=tendency_list("gamma"),
+        default=[0.5],
+        metavar="LIST",
+        help="backchannel tendencies, a comma list (default 0.5, as in cutin call)",
+    )
     p.add_argument(
         "--runs", type=int, default=1, help="runs per scenario and condition (default 1)"
     )
     p.add_argument(
-        "--seed", type=int, default=0,
+        "--seed",
+        type=int,
+        default=0,
         help="base seed; each call's seed derives from it, the scenario, condition and run",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--paired", action="store_true",
+        "--paired",
+        action="store_true",
         help="leave the condition out of the seed: run k of every condition has the same timings",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--out", type=Path, metavar="DIR",
+        "--out",
+        type=Path,
+        metavar="DIR",
         help="batch folder (default: a new folder under the sessions dir); rerun with it to resume",
-    )  # fmt: skip
+    )
+    p.add_argument(
+        "--sessions-dir",
+        type=Path,
+        metavar="DIR",
+        help="holds the default batch folder (default CUTIN_SESSIONS_DIR, else the user data dir)",
+    )
     p.add_argument("--name", help="batch name recorded in every log (default: the folder's name)")
-    p.add_argument("--agent", choices=("scripted", "openai"), default="scripted",
-                   help="agent under test (default scripted)")  # fmt: skip
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai")
-    p.add_argument("--model", help="chat model for --agent openai (default from settings)")
-    p.add_argument("--user", choices=("scripted", "llm"), default="scripted",
-                   help="who speaks for the caller (default scripted)")  # fmt: skip
-    p.add_argument("--policy", choices=("rules", "tau-voice"), default="rules",
-                   help="turn-taking policy that acts (default rules)")  # fmt: skip
-    p.add_argument("--shadow", choices=("tau-voice",),
-                   help="a second policy whose decisions are only logged")  # fmt: skip
-    p.add_argument("--speech", choices=("text", "espeak"), default="text",
-                   help="speech clock: text (virtual time, fast; default) or audio")  # fmt: skip
+    p.add_argument(
+        "--agent",
+        choices=("scripted", "openai"),
+        default="scripted",
+        help="agent under test (default scripted)",
+    )
+    p.add_argument(
+        "--base-url", help="OpenAI-compatible endpoint for --agent openai and --user llm"
+    )
+    p.add_argument("--model", help="chat model for --agent openai / --user llm (default: settings)")
+    p.add_argument(
+        "--user",
+        choices=("scripted", "llm"),
+        default="scripted",
+        help="the caller: the scenario's scripted lines (default) or the LLM simulator",
+    )
+    p.add_argument(
+        "--policy",
+        choices=("rules", "tau-voice"),
+        default="rules",
+        help="turn-taking policy that acts (default rules)",
+    )
+    p.add_argument(
+        "--shadow", choices=("tau-voice",), help="a second policy whose decisions are only logged"
+    )
+    p.add_argument(
+        "--speech",
+        choices=("text", "espeak"),
+        default="text",
+        help="speech clock: text (virtual time, fast; default) or audio",
+    )
     p.add_argument("--wpm", type=float, help="base speaking rate (default from settings, 165)")
     p.add_argument(
-        "--rate-jitter", type=float, default=None, metavar="FRACTION",
+        "--rate-jitter",
+        type=float,
+        default=None,
+        metavar="FRACTION",
         help="each run speaks up to ± this fraction faster or slower (default 0.05; 0 = off)",
-    )  # fmt: skip
+    )
     p.add_argument("--max-seconds", type=float, help="end a call after this many virtual seconds")
     p.add_argument(
         "--jobs", type=int, default=1, help="calls run in parallel processes (default 1)"
     )
-    p.add_argument("--json", action="store_true",
-                   help="print the per-condition summary as JSON instead of a table")  # fmt: skip
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the per-condition summary as JSON instead of a table",
+    )
 
 
 def _check_available(args: argparse.Namespace) -> None:
     """Flags accepted for the interface, whose backends are not wired in yet."""
-    if args.user != "scripted":
-        raise CliError(f"--user {args.user}: {_NOT_YET} (use --user scripted)")
     if args.policy != "rules":
         raise CliError(f"--policy {args.policy}: {_NOT_YET} (use --policy rules)")
     if args.shadow is not None:
         raise CliError(f"--shadow {args.shadow}: {_NOT_YET}")
     if args.speech != "text":
         raise CliError(f"--speech {args.speech}: {_NOT_YET}; batch calls run on the text clock")
-    if args.agent == "scripted" and (args.model or args.base_url):
-        raise CliError("--model and --base-url need --agent openai")
+    if not _uses_llm(args) and (args.model or args.base_url):
+        raise CliError("--model and --base-url need --agent openai or --user llm")
     if args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+
+
+def _uses_llm(args: argparse.Namespace) -> bool:
+    return bool(args.agent == "openai" or args.user == "llm")
 
 
 def _check_llm(args: argparse.Namespace) -> str:
@@ -114,7 +161,7 @@ def _check_llm(args: argparse.Namespace) -> str:
     try:
         config.resolved_key()
     except LLMError as exc:
-        raise CliError(f"--agent openai: {exc}") from None
+        raise CliError(str(exc)) from None
     return config.model
 
 
@@ -134,11 +181,15 @@ def _print_table(rows: list[ConditionSummary]) -> None:
     for r in rows:
         c = r.condition
         table.add_row(
-            f"{c.alpha:g}", f"{c.beta:g}", f"{c.gamma:g}",
-            str(r.calls), str(r.agent_turns), str(r.opportunities),
+            f"{c.alpha:g}",
+            f"{c.beta:g}",
+            f"{c.gamma:g}",
+            str(r.calls),
+            str(r.agent_turns),
+            str(r.opportunities),
             f"{_rate(r.interruptions_per_turn)} ({r.interruptions})",
             f"{_rate(r.backchannels_per_turn)} ({r.backchannels})",
-        )  # fmt: skip
+        )
     Console(file=sys.stdout, width=max(100, Console().width)).print(table)
 
 
@@ -159,8 +210,15 @@ def _report(
     order = {s.condition: i for i, s in reversed(list(enumerate(specs)))}
     rows = sorted(summarize(usable), key=lambda r: order[r.condition])
     if as_json:
-        print(json.dumps({"out": str(out_dir), **{str(k): v for k, v in counts.items()},
-                          "conditions": [r.as_dict() for r in rows]}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "out": str(out_dir),
+                    **{str(k): v for k, v in counts.items()},
+                    "conditions": [r.as_dict() for r in rows],
+                }
+            )
+        )
     elif rows:
         _print_table(rows)
     for o in [o for o in outcomes if o.status is CallStatus.FAILED][:5]:
@@ -199,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
 
     _check_available(args)
     options = _options(args)
-    if args.agent == "openai":
+    if _uses_llm(args):
         options = _with_model(options, _check_llm(args))
     settings = load_settings()
     try:
@@ -207,8 +265,9 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         raise CliError(str(exc).splitlines()[0]) from None
     scenarios = {sc.name: sc for sc in loaded}
+    sessions_dir: Path = args.sessions_dir or settings.sessions_dir
     out_dir: Path = args.out or (
-        settings.sessions_dir / "batches" / dt.datetime.now().strftime("simulate-%Y%m%d-%H%M%S")
+        sessions_dir / "batches" / dt.datetime.now().strftime("simulate-%Y%m%d-%H%M%S")
     )
     if out_dir.exists() and not out_dir.is_dir():
         raise CliError(f"--out {out_dir}: not a folder")

@@ -25,6 +25,7 @@ from sessions.log.models import (
     Backchannel,
     EndEvent,
     ErrorEvent,
+    Event,
     Interruption,
     Opportunity,
 )
@@ -143,7 +144,7 @@ def test_bad_plans_say_why(kwargs: dict[str, object], message: str) -> None:
 
 
 def test_tally_counts_acting_events_and_ignores_shadow_opportunities() -> None:
-    events = [
+    events: list[Event] = [
         AgentTurnStart(t=0.0, turn=0),
         Opportunity(t=1.0, index=0, pause_index=0, turn=0, decision="NOTHING"),
         Opportunity(t=1.0, index=0, pause_index=0, turn=0, decision="INTERRUPT", mode="shadow"),
