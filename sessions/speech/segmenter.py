@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from controls import PauseEvent, PauseEventKind
-from sessions.speech import SAMPLE_RATE
+from sessions.speech import FRAME_SAMPLES, SAMPLE_RATE
 from sessions.speech.vad import FrameVad, PauseSettings, StreamingPauses
 
 Audio = npt.NDArray[np.float32]
@@ -81,6 +81,7 @@ class UtteranceSegmenter:
         self.max_utterance_s = max_utterance_s
         self._tape = _Tape(t0)
         self._open: float | None = None  # speech_start of the utterance being recorded
+        self._continued = False  # the open utterance continues one cut at the maximum
         self.events: list[PauseEvent] = []
 
     @property
@@ -92,7 +93,11 @@ class UtteranceSegmenter:
         """Add mic samples; returns utterances that ended in them."""
         block = np.asarray(samples, dtype=np.float32).reshape(-1)
         self._tape.append(block)
-        return self._handle(self.pauses.push(block))
+        out: list[Utterance] = []
+        # Frame-sized steps, so the length limit is checked every 32 ms whatever the block size.
+        for i in range(0, block.size, FRAME_SAMPLES):
+            out += self._handle(self.pauses.push(block[i : i + FRAME_SAMPLES]))
+        return out
 
     def flush(self) -> list[Utterance]:
         """End of stream: close an open utterance with what was recorded."""
@@ -112,16 +117,20 @@ class UtteranceSegmenter:
                 out.append(self._close(end))
         if self._open is not None and self.pauses.time - self._open >= self.max_utterance_s:
             out.append(self._close(self.pauses.time))
-            self._open = self.pauses.time  # still speaking: the next part opens now
+            # Still speaking: the next part opens now, without pre-roll (no overlap).
+            self._open = self.pauses.time
+            self._continued = True
         if self._open is None:
             self._tape.forget_before(self.pauses.time - self.pre_roll_s)
         return out
 
     def _close(self, end: float) -> Utterance:
         assert self._open is not None
-        start = max(self._tape.t0, self._open - self.pre_roll_s)
+        pre_roll = 0.0 if self._continued else self.pre_roll_s
+        start = max(self._tape.t0, self._open - pre_roll)
         utt = Utterance(self._tape.slice(start, end), start, self._open, end)
         self._open = None
+        self._continued = False
         return utt
 
 

@@ -82,6 +82,9 @@ class Transcriber:
     language: str | None = "en"
     beam_size: int = 1
     cpu_threads: int = 2
+    skip_silence_ms: int | None = 300
+    """Run Whisper only on speech (faster-whisper's Silero filter), dropping silences of at
+    least this long; without it, word timestamps stretch over silences. None: off."""
     _model: Any = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -126,7 +129,12 @@ class Transcriber:
                 beam_size=self.beam_size,
                 word_timestamps=True,
                 condition_on_previous_text=False,
-                vad_filter=False,
+                vad_filter=self.skip_silence_ms is not None,
+                vad_parameters=(
+                    {"min_silence_duration_ms": self.skip_silence_ms, "speech_pad_ms": 50}
+                    if self.skip_silence_ms is not None
+                    else None
+                ),
                 initial_prompt=prompt,
             )
             words: list[TimedWord] = []
