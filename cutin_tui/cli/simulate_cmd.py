@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 DESCRIPTION = (
     "Run calls headless on the virtual text clock: every scenario × every combination of "
-    "the --alpha/--beta/--gamma lists × --runs, with a scripted user. One log per call goes "
+    "the --alpha/--beta/--gamma lists × --runs, the scenario's scripted caller (or the LLM "
+    "simulator, --user llm) against the scripted or an LLM agent. One log per call goes "
     "into the batch folder (--out), named <scenario>__a<α>_b<β>_g<γ>__run<NN>.jsonl, which "
     "`cutin audit` and `cutin replay` open. Rerunning the same command resumes: finished "
     "calls are skipped. Ends with a table of realized rates per condition."
@@ -104,16 +105,18 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--policy",
         choices=("rules", "tau-voice"),
         default="rules",
-        help="turn-taking policy that acts (default rules)",
+        help="turn-taking policy that acts (default rules; tau-voice: not available yet)",
     )
     p.add_argument(
-        "--shadow", choices=("tau-voice",), help="a second policy whose decisions are only logged"
+        "--shadow",
+        choices=("tau-voice",),
+        help="a second policy whose decisions are only logged (not available yet)",
     )
     p.add_argument(
         "--speech",
         choices=("text", "espeak"),
         default="text",
-        help="speech clock: text (virtual time, fast; default) or audio",
+        help="speech clock: text (virtual time, fast; default) or audio (not available yet)",
     )
     p.add_argument("--wpm", type=float, help="base speaking rate (default from settings, 165)")
     p.add_argument(
