@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +59,22 @@ def test_audit_reads_the_batch_when_it_exists(
     assert main(["audit", str(sweep)]) == 0
     out = capsys.readouterr().out
     assert out.strip()
+
+
+def test_replay_opens_the_batch_folder(sweep: Path, tmp_path: Path) -> None:
+    """What `cutin replay DIR` loads: every finished call, never a temporary or failed one."""
+    from replay.load import load_path
+
+    batch = load_path(sweep)
+    assert len(batch) == len(list(sweep.glob("*.jsonl"))) and not batch.warnings
+    folder = tmp_path / "b"
+    folder.mkdir()
+    one, two = sorted(sweep.glob("*.jsonl"))[:2]
+    shutil.copy(one, folder / one.name)
+    half = two.read_bytes()[:5000]
+    (folder / (two.name + ".part")).write_bytes(half)
+    (folder / (two.name + ".failed")).write_bytes(two.read_bytes())
+    assert len(load_path(folder)) == 1
 
 
 def test_every_log_names_its_condition_and_run(sweep: Path) -> None:
