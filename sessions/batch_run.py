@@ -128,6 +128,8 @@ def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str
     ]
     if options.agent != "scripted" and options.model is not None:
         pairs.append(("model", header.agent.model, options.model))
+    if options.user != "scripted" and options.model is not None:
+        pairs.append(("user model", batch.get("user_model"), options.model))
     for name, logged, planned in pairs:
         if logged != planned:
             return f"{name}: {logged!r} in the log, {planned!r} planned"
