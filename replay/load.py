@@ -148,6 +148,8 @@ def _load_file(p: Path) -> Batch:
         if str(head.get("schema", "")).startswith("cutin.session/") or p.suffix == ".jsonl":
             trial = load_log(p)
             return Batch([trial], list(trial.warnings))
+    if p.suffix == ".jsonl" and head is None:
+        raise LoadError(f"{p}:1: not a cutin session log (line 1 is not JSON); {EXPECTED}")
     if p.suffix == ".jsonl" and head is not None and not is_results(head):
         raise LoadError(
             f'{p}:1: not a cutin session log (line 1 has no "schema" field); {EXPECTED}'

@@ -213,23 +213,36 @@ def _place_events(
 
 
 def _describe_interruptions(agent: dict[int, Turn], cuts: dict[int, list[Interruption]]) -> None:
-    """Give each interruption event the agent's reaction: how long until it stopped
-    and how long it talked over the tester."""
-    for number, turn in agent.items():
+    """Give each interruption event the agent's reaction: how long it kept talking
+    after the cut (the yield latency; the talk-over while the tester speaks)."""
+    del cuts
+    for turn in agent.values():
         events = turn.events_of("interruption")
-        if not events and turn.interrupted and turn.cut_t is not None:
-            event = InlineEvent(turn.cut_t, "interruption", "auto", {"trigger": "unknown"})
+        cut_by_backchannel = turn.cut_t is not None and any(
+            abs(b.t - turn.cut_t) < 1e-6 for b in turn.events_of("backchannel")
+        )
+        if not events and turn.interrupted and turn.cut_t is not None and not cut_by_backchannel:
+            event = InlineEvent(turn.cut_t, "interruption", "unknown", {"trigger": "unknown"})
             turn.events.append(event)
             turn.events.sort(key=lambda ev: ev.t)
             events = [event]
-        del number
         for event in events:
-            stop = turn.end
-            latency = max(0.0, stop - event.t) if stop is not None else None
-            talk_over = turn.talk_over_s if turn.talk_over_s is not None else latency
-            event.data.setdefault("yielded", stop is not None)
+            latency = _kept_talking(turn, event.t)
+            event.data.setdefault("yielded", latency is not None)
             event.data.setdefault("yield_latency_s", latency)
-            event.data.setdefault("talk_over_s", talk_over)
+            event.data.setdefault("talk_over_s", latency)
+
+
+def _kept_talking(turn: Turn, cut: float) -> float | None:
+    """Seconds the agent's audio went on after ``cut``: the logged talk-over, else the
+    last word's end, else the turn's end."""
+    if turn.talk_over_s is not None and turn.cut_t is not None and abs(turn.cut_t - cut) < 1e-6:
+        return max(0.0, turn.talk_over_s)
+    if turn.words:
+        return max(0.0, max(w.end for w in turn.words) - cut)
+    if turn.end is not None:
+        return max(0.0, turn.end - cut)
+    return None
 
 
 def verdict_from_log(v: LogVerdict, trial: Trial) -> Verdict:

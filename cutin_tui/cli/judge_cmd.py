@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="a phrase the agent must say for the call to succeed (repeatable)",
     )
     p.add_argument(
+        "--scenario",
+        metavar="NAME|FILE",
+        help="take success phrases from this scenario's [success] agent_says (default for a "
+        "cutin log without --success: the scenario named in its header, when it loads)",
+    )
+    p.add_argument(
         "--trial",
         action="append",
         default=[],
@@ -60,11 +67,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="also list passing verdicts")
 
 
-def _judge_fn(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+JudgeFn = Callable[["Trial", list[str]], list["Verdict"]]
+
+
+def _judge_fn(args: argparse.Namespace) -> JudgeFn:
     if args.judge == "rules":
         from replay.judges.rules import judge_trial
 
-        return lambda trial: judge_trial(trial, args.success)
+        return judge_trial
     from replay.judges.llm import LlmJudge
     from sessions.llm_client import LLMClient, LLMConfig, LLMError
     from sessions.settings import load_settings
@@ -77,7 +87,34 @@ def _judge_fn(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     except LLMError as exc:
         raise CliError(str(exc)) from None
     judge = LlmJudge(LLMClient(config))
-    return lambda trial: judge.judge(trial, args.success)
+    return judge.judge
+
+
+def _scenario_phrases(name: str) -> list[str]:
+    from sessions.scenarios import ScenarioError, load_scenario
+
+    try:
+        return list(load_scenario(name).success.agent_says)
+    except (ScenarioError, OSError) as exc:
+        raise CliError(str(exc)) from None
+
+
+def _phrases(args: argparse.Namespace, trial: Trial, cache: dict[str, list[str]]) -> list[str]:
+    """--success wins; then --scenario; then a cutin log's own scenario, if it loads."""
+    if args.success:
+        return list(args.success)
+    if args.scenario:
+        if args.scenario not in cache:
+            cache[args.scenario] = _scenario_phrases(args.scenario)
+        return cache[args.scenario]
+    if trial.kind != "cutin" or not trial.task_id:
+        return []
+    if trial.task_id not in cache:
+        try:
+            cache[trial.task_id] = _scenario_phrases(trial.task_id)
+        except CliError:
+            cache[trial.task_id] = []
+    return cache[trial.task_id]
 
 
 def _print(trial: Trial, verdicts: list[Verdict], where: str, verbose: bool) -> None:
@@ -113,9 +150,10 @@ def run(args: argparse.Namespace) -> int:
             + (f" (no id matches {', '.join(args.trial)})" if args.trial else "")
         )
     judge = _judge_fn(args)
+    phrases: dict[str, list[str]] = {}
     failures = 0
     for trial in trials:
-        verdicts = judge(trial)
+        verdicts = judge(trial, _phrases(args, trial, phrases))
         errors = [v for v in verdicts if v.label == "error"]
         if errors:
             failures += 1
@@ -134,12 +172,11 @@ def run(args: argparse.Namespace) -> int:
                 target = Path(args.sidecar) if args.sidecar else default_sidecar(Path(trial.source))
                 try:
                     write_verdicts(target, Path(trial.source), trial, verdicts)
-                except LoadError as exc:
-                    raise CliError(str(exc)) from None
-                except OSError as exc:
+                except (LoadError, OSError) as exc:
+                    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                     raise CliError(
-                        f"{target}: cannot write the verdict sidecar "
-                        f"({exc.strerror or exc}); pass --sidecar FILE"
+                        f"{target}: cannot write the verdict sidecar ({reason}); "
+                        "pass --sidecar FILE"
                     ) from None
             where = f" → {target}"
         _print(trial, verdicts, where, args.verbose)

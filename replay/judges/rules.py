@@ -9,6 +9,9 @@ Per agent turn:
   as a turn? ``fail`` when it stopped within :data:`BACKCHANNEL_WINDOW_S` *and*
   answered (spoke again before the tester took a turn); ``warn`` when it only
   stopped (τ-Voice scores that as a selectivity error); ``pass`` when it talked on.
+  In a cutin log, "stopped" means the turn was cut short (``interrupted``): a turn
+  that said all it planned finished, even just after a backchannel. Tick imports
+  have no plan, so there the τ-Voice reading holds: silent within the window.
 * **presumes_unspoken** — the agent turn right after a truncated one: ``fail``
   when it uses content words that only the unspoken part held (the tester never
   heard them, and nobody said them since); ``warn`` when it only refers back
@@ -181,7 +184,9 @@ def _reaction(
     if turn.end is None:
         return False, False, None
     latency = max(0.0, turn.end - event.t)
-    stopped = latency <= BACKCHANNEL_WINDOW_S
+    # A cutin log knows the plan: a turn that said everything it meant to say ended,
+    # it did not stop, however close to its end the backchannel came.
+    stopped = turn.interrupted and latency <= BACKCHANNEL_WINDOW_S
     nxt = _next_floor_turn(turns, pos)
     answered = stopped and nxt is not None and nxt.speaker == "agent"
     return stopped, answered, latency
