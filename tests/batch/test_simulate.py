@@ -50,15 +50,32 @@ def test_backchannels_per_agent_turn_rise_with_gamma(sweep: Path) -> None:
     assert all(a < b for a, b in itertools.pairwise(per_turn)), per_turn
 
 
-def test_audit_reads_the_batch_when_it_exists(
-    sweep: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_audit_shows_the_same_rise(sweep: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`cutin audit` on the batch: per-agent-turn rates rise with β and γ, and agree
+    with the counts taken straight from the logs."""
     if "audit" not in {name for name, _, _ in COMMANDS}:
         pytest.skip("`cutin audit` is not in this tree yet")
     capsys.readouterr()
-    assert main(["audit", str(sweep)]) == 0
-    out = capsys.readouterr().out
-    assert out.strip()
+    assert main(["audit", str(sweep), "--json", "--resamples", "200"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = {
+        (r["behavior"], r["condition"]["beta"], r["condition"]["gamma"]): r
+        for r in report["turn_taking"]
+        if r["mode"] == "auto"
+    }
+    cut = [rows[("interruption", b, 0.0)]["per_turn"] for b in BETAS]
+    assert cut[0] == 0.0 and cut[-1] > 0.9
+    assert all(a <= b for a, b in itertools.pairwise(cut)), cut
+    mm = [rows[("backchannel", 0.0, g)]["per_turn"] for g in GAMMAS]
+    assert mm[0] == 0.0 and all(a < b for a, b in itertools.pairwise(mm)), mm
+    mine = rates_by_condition(sweep)
+    for b in BETAS:
+        for g in GAMMAS:
+            row, ours = rows[("interruption", b, g)], mine[(0.5, b, g)]
+            assert row["conversations"] == ours.calls
+            assert row["agent_turns"] == ours.agent_turns
+            assert row["actions"] == ours.interruptions
+            assert rows[("backchannel", b, g)]["actions"] == ours.backchannels
 
 
 def test_replay_opens_the_batch_folder(sweep: Path, tmp_path: Path) -> None:
