@@ -1,0 +1,132 @@
+"""`cutin audit`: what a user simulator actually did, with intervals and tests."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cutin_tui.cli import CliError
+from cutin_tui.cli.args import tendency_list
+
+DESCRIPTION = (
+    "Audit realized behaviour per condition: disfluency (fillers, repetitions and both "
+    "per 1,000 words with 95%% bootstrap intervals over conversations, turn-initial "
+    "filler share, share of turns with any, variance-to-mean ratio), turn-taking "
+    "(interruptions and backchannels per opportunity and per agent turn, where they "
+    "land), Kendall's τ-b of each dial against its realized rate, and Wilcoxon "
+    "signed-rank tests against the dial-at-0 baseline paired by scenario. PATH is a "
+    "cutin session log, a folder of logs, or a τ2-bench results file or folder "
+    "(full-duplex trials: opportunity = classifier consultation). With --texts, "
+    "audits injection itself on a text file of user turns (one per line, a blank "
+    "line between conversations) at each --alpha."
+)
+DEFAULT_TEXT_ALPHAS = "0.25,0.5,0.75,1"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH", help="logs or τ2 results to audit")
+    p.add_argument(
+        "--by",
+        action="append",
+        metavar="FIELD[,FIELD]",
+        help=(
+            "condition fields: alpha, beta, gamma, policy, model, scenario, or any dotted "
+            "header path (e.g. batch.user, speech.tts); repeatable "
+            "(default: alpha,beta,gamma,policy,model; with --texts: alpha)"
+        ),
+    )
+    p.add_argument("--json", action="store_true", help="print JSON: disfluency, turn_taking, tests")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--resamples",
+        type=_positive,
+        default=2000,
+        help="bootstrap resamples (default 2000)",
+    )
+    p.add_argument(
+        "--texts",
+        metavar="FILE",
+        help="audit injection on this text file instead of logs",
+    )
+    p.add_argument(
+        "--alpha",
+        type=tendency_list("alpha"),
+        default=None,
+        metavar="A[,A...]",
+        help=f"with --texts: the α values to inject at (default {DEFAULT_TEXT_ALPHAS})",
+    )
+    p.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="skip unreadable logs (with a warning) instead of stopping",
+    )
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _fields(args: argparse.Namespace) -> list[str]:
+    from replay.audit_sessions import DEFAULT_BY, canonical_field
+
+    if not args.by:
+        return ["alpha"] if args.texts else list(DEFAULT_BY)
+    out: list[str] = []
+    for chunk in args.by:
+        for name in chunk.split(","):
+            name = canonical_field(name)
+            if name and name not in out:
+                out.append(name)
+    if not out:
+        raise CliError("--by needs at least one field name")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from replay.audit_load import load_conversations, read_texts
+    from replay.audit_report import build_report
+    from replay.audit_sessions import from_texts
+    from replay.errors import LoadError
+
+    if args.texts and args.paths:
+        raise CliError("give either PATHs to audit or --texts FILE, not both")
+    if not args.texts and not args.paths:
+        raise CliError("nothing to audit: give PATHs (logs, τ2 results) or --texts FILE")
+    if args.alpha is not None and not args.texts:
+        raise CliError("--alpha goes with --texts (logs carry their own α)")
+    fields = _fields(args)
+    try:
+        if args.texts:
+            alphas = args.alpha or tendency_list("alpha")(DEFAULT_TEXT_ALPHAS)
+            if not alphas:
+                raise CliError("--alpha needs at least one value")
+            conversations = from_texts(read_texts(args.texts), alphas, source=args.texts)
+            warnings: list[str] = []
+        else:
+            conversations, warnings = load_conversations(args.paths, skip_bad=args.skip_bad)
+    except LoadError as exc:
+        raise CliError(str(exc)) from None
+    if not conversations:
+        raise CliError("nothing to audit: the inputs hold no calls or trials")
+    report = build_report(conversations, fields, resamples=args.resamples, seed=args.seed)
+    report.warnings[:0] = warnings
+    if args.json:
+        from replay.audit_render import report_json
+
+        sys.stdout.write(report_json(report) + "\n")
+        for w in report.warnings:
+            print(f"cutin: warning: {w}", file=sys.stderr)
+    else:
+        from rich.console import Console
+
+        from replay.audit_render import print_report
+
+        # Piped output gets room for every column; a terminal gets its own width.
+        print_report(report, Console() if sys.stdout.isatty() else Console(width=160))
+    return 0

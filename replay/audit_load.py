@@ -1,0 +1,88 @@
+"""Paths → audit conversations (the file reading; the counting is elsewhere).
+
+A cutin session log is read with :func:`sessions.log.read_session` (the audit needs
+its raw events: opportunities, pause indices, turn ends). Everything τ2 goes through
+:func:`replay.load.load_path`. A directory holding ``results.json`` is a τ2 results
+folder; any other directory is searched for session logs (``*.jsonl``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from replay.audit_sessions import Conversation, from_session, from_trial, split_conversations
+from replay.errors import LoadError
+
+
+def _is_session_log(path: Path) -> bool:
+    from replay.sidecar import is_sidecar
+
+    if path.suffix != ".jsonl" or is_sidecar(path):
+        return False
+    try:
+        with path.open("rb") as fh:
+            head = fh.readline(4096)
+    except OSError:
+        return False
+    return b'"cutin.session/' in head
+
+
+def load_conversations(
+    paths: Iterable[Path | str], *, skip_bad: bool = False
+) -> tuple[list[Conversation], list[str]]:
+    """Conversations of every path, in order, and the loaders' warnings.
+    Raises :class:`replay.errors.LoadError` (one line naming the path)."""
+    from replay.load import load_path, session_files
+    from replay.tau2_import import RESULTS_FILE
+    from sessions.log import LogError, read_session
+
+    convs: list[Conversation] = []
+    warnings: list[str] = []
+
+    def read_log(log: Path) -> None:
+        try:
+            session = read_session(log, skip_bad=skip_bad)
+        except LogError as exc:
+            if not skip_bad:
+                raise LoadError(str(exc)) from None
+            warnings.append(f"skipped: {exc}")
+            return
+        warnings.extend(f"{log}: {w}" for w in session.warnings)
+        convs.append(from_session(session))
+
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise LoadError(f"{path}: no such file or directory")
+        if path.is_dir() and not (path / RESULTS_FILE).is_file():
+            logs = session_files(path)
+            if not logs:
+                raise LoadError(f"{path}: no session logs (*.jsonl) and no {RESULTS_FILE} here")
+            for log in logs:
+                read_log(log)
+        elif path.is_file() and _is_session_log(path):
+            read_log(path)
+        else:
+            batch = load_path(path, skip_bad=skip_bad)
+            warnings.extend(batch.warnings)
+            convs.extend(from_trial(t) for t in batch.trials if t.kind == "tau2")
+    return convs, warnings
+
+
+def read_texts(path: Path | str) -> list[list[str]]:
+    """A text file of user turns: one per line, a blank line between conversations."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise LoadError(f"{p}: not UTF-8 text ({exc.reason})") from None
+    conversations = split_conversations(text.splitlines())
+    if not conversations:
+        raise LoadError(f"{p}: no user turns (one per line, blank line between conversations)")
+    return conversations
+
+
+__all__ = ["load_conversations", "read_texts"]

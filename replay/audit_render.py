@@ -1,0 +1,228 @@
+"""An audit report as rich tables (for people) or JSON (for machines)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from replay.audit_report import AuditReport, Row
+
+_DIAL_LABELS = {"alpha": "α", "beta": "β", "gamma": "γ"}
+_TEXT_COLUMNS = frozenset({"condition", "behaviour", "within", "realized", "baseline", "metric"})
+
+
+def _table(title: str, columns: Sequence[str]) -> Table:
+    """A compact table: numbers right-aligned and never wrapped; text columns wrap."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in columns:
+        if name in _TEXT_COLUMNS:
+            table.add_column(name, justify="left", overflow="fold", ratio=1)
+        else:
+            table.add_column(name, justify="right", no_wrap=True)
+    return table
+
+
+def condition_label(condition: dict[str, Any]) -> str:
+    """``{"alpha": 0.25, "policy": "rules"}`` → ``α 0.25 · rules``."""
+    parts: list[str] = []
+    for k, v in condition.items():
+        if v is None:
+            continue  # e.g. τ2 trials have no dials
+        if k in _DIAL_LABELS:
+            parts.append(f"{_DIAL_LABELS[k]} {v:g}" if isinstance(v, int | float) else f"{k}={v}")
+        else:
+            parts.append(str(v) if k in ("policy", "model", "scenario") else f"{k}={v}")
+    return " · ".join(parts) or "all"
+
+
+def _num(v: float | None, digits: int = 2) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{100 * v:.1f}%"
+
+
+def _ci(ci: Sequence[float] | None, digits: int = 1) -> str:
+    return "—" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.2g}" if v >= 1e-3 else f"{v:.1e}"
+
+
+def _positions(pos: dict[str, int]) -> str:
+    if not pos:
+        return "—"
+    shown = [f"{k}:{n}" for k, n in list(pos.items())[:6]]
+    return " ".join(shown) + (" …" if len(pos) > 6 else "")
+
+
+def disfluency_table(rows: Sequence[Row]) -> Table:
+    table = _table(
+        "Disfluency — per 1,000 words; 95% bootstrap intervals over conversations",
+        (
+            "condition",
+            "conv.",
+            "turns",
+            "words",
+            "fill/1k",
+            "rep/1k",
+            "comb/1k",
+            "95% CI",
+            "initial share",
+            "any",
+            "VMR",
+        ),
+    )
+    for r in rows:
+        initial = (
+            "—"
+            if r["initial_share"] is None
+            else f"{r['initial_share']:.3f} {_ci(r['initial_ci'], 2)}"
+        )
+        vmr = "—" if r["vmr"] is None else f"{r['vmr']:.2f} {_ci(r['vmr_ci'], 2)}"
+        table.add_row(
+            condition_label(r["condition"]),
+            str(r["conversations"]),
+            str(r["turns"]),
+            f"{r['words']:,}",
+            _num(r["fillers_per_1k"]),
+            _num(r["repetitions_per_1k"]),
+            _num(r["combined_per_1k"]),
+            _ci(r["combined_ci"]),
+            initial,
+            _pct(r["any_share"]),
+            vmr,
+        )
+    return table
+
+
+def turn_taking_table(rows: Sequence[Row]) -> Table:
+    table = _table(
+        "Turn-taking — realized per opportunity and per agent turn",
+        (
+            "condition",
+            "behaviour",
+            "opportunities",
+            "actions",
+            "% of opp.",
+            "agent turns",
+            "per turn",
+            "manual",
+            "at 1st opp.",
+            "lands at (opp. #: n)",
+        ),
+    )
+    for r in rows:
+        behaviour = r["behavior"]
+        if r.get("mode") == "shadow":
+            behaviour = f"{behaviour} (shadow: {r['policy']})"
+        if r.get("unit") == "consultation":
+            behaviour += " ¹"
+        table.add_row(
+            condition_label(r["condition"]),
+            behaviour,
+            f"{r['opportunities']:,}",
+            f"{r['actions']:,}",
+            _pct(r["per_opportunity"]),
+            f"{r['agent_turns']:,}",
+            _num(r["per_turn"], 3),
+            str(r.get("manual", "—")),
+            _pct(r.get("first_share")),
+            _positions(r.get("positions") or {}),
+        )
+    if any(r.get("unit") == "consultation" for r in rows):
+        table.caption = "¹ opportunity = a classifier consultation (τ-Voice: every 2.0 s)"
+        table.caption_justify = "left"
+    return table
+
+
+def trend_table(rows: Sequence[Row]) -> Table:
+    table = _table(
+        "Trend — Kendall's τ-b, configured strength against the realized value",
+        ("within", "dial", "levels", "realized", "n", "τ-b", "p"),
+    )
+    for r in rows:
+        table.add_row(
+            condition_label(r["condition"]),
+            _DIAL_LABELS.get(r["field"], r["field"]),
+            ", ".join(f"{v:g}" for v in r["levels"]),
+            r["metric"],
+            f"{r['n']:,}",
+            _num(r["tau_b"], 3),
+            _p(r["p"]),
+        )
+    return table
+
+
+def paired_table(rows: Sequence[Row]) -> Table:
+    table = _table(
+        "Paired against the baseline by scenario — Wilcoxon signed-rank, two-sided",
+        ("condition", "baseline", "metric", "pairs", "nonzero", "mean Δ", "95% CI", "W", "p"),
+    )
+    for r in rows:
+        mean = r["mean_diff"]
+        table.add_row(
+            condition_label(r["condition"]),
+            condition_label(r["baseline"]),
+            r["metric"],
+            str(r["pairs"]),
+            str(r["nonzero"]),
+            "—" if mean is None else f"{mean:+.2f}",
+            _ci(r["ci"], 2),
+            _num(r["w"], 1),
+            _p(r["p"]),
+        )
+    return table
+
+
+def print_report(report: AuditReport, console: Console) -> None:
+    """All tables that have rows, then the warnings."""
+    printed = False
+    if report.disfluency:
+        console.print(disfluency_table(report.disfluency))
+        printed = True
+    if report.turn_taking:
+        console.print(turn_taking_table(report.turn_taking))
+        printed = True
+    trends = [r for r in report.tests if r["test"] == "kendall_tau_b"]
+    paired = [r for r in report.tests if r["test"] == "wilcoxon"]
+    if trends:
+        console.print(trend_table(trends))
+    if paired:
+        console.print(paired_table(paired))
+    if not printed:
+        console.print("nothing to audit: no user turns and no turn-taking in the input")
+    console.print(
+        f"[dim]{report.resamples:,} bootstrap resamples, seed {report.seed}; "
+        f"conditions by {', '.join(report.by) or 'nothing'}[/dim]"
+    )
+    for w in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+
+
+def report_json(report: AuditReport) -> str:
+    """``{"disfluency": [...], "turn_taking": [...], "tests": [...]}``."""
+    return json.dumps(report.as_json(), ensure_ascii=False, indent=2, allow_nan=False)
+
+
+__all__ = [
+    "condition_label",
+    "disfluency_table",
+    "paired_table",
+    "print_report",
+    "report_json",
+    "trend_table",
+    "turn_taking_table",
+]

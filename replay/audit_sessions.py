@@ -1,0 +1,330 @@
+"""Observations for an audit: one :class:`Conversation` per call, whatever its source.
+
+Three sources, each read without I/O here (the caller loads files):
+
+**cutin session logs** (:func:`from_session`), counted as the method requires:
+
+* *user turns*: every ``user_turn`` event; disfluency is counted by
+  :func:`replay.counter.count` on ``rendered`` (what was spoken), never on the
+  metadata;
+* *agent turns*: ``agent_turn_start`` events;
+* *opportunities*: ``opportunity`` events whose ``mode`` is not ``shadow``, except
+  those whose pause later grew into a turn end (``ShortPause.became_turn_end`` as
+  :func:`sessions.log.read_session` marks it, or a ``turn_end`` naming the pause).
+  An *executed* opportunity always counts, even if its pause then grew into a turn
+  end: the interruption itself is what ended the turn. An opportunity without a
+  pause (a polling policy's consultation) cannot grow into a turn end;
+* *actions*: executed opportunities, by decision (``INTERRUPT`` → interruptions,
+  ``BACKCHANNEL`` → backchannels). ``interruption``/``backchannel`` events with
+  ``trigger: manual`` are counted apart (``manual``), and the ``auto`` events are
+  kept as a cross-check (an action delayed by a policy's latency may never happen);
+* *where an action lands*: the 1-based position of its opportunity among the
+  counted opportunities of the same agent turn (1 = the turn's first available
+  pause);
+* *shadow* opportunities (``mode: shadow``) are tallied per policy with the same
+  turn-end exclusion; their "actions" are the decisions they would have made;
+* *pause events* (``short_pause`` count) are the negative control of paired tests.
+
+**τ2 trials** (:func:`from_trial`): see :mod:`replay.audit_tau2`.
+
+**Plain text** (:func:`from_texts`): user turns only, injected at each α.
+
+Condition fields come from the header (:func:`condition_of`): ``alpha``, ``beta``,
+``gamma`` (``tendencies.*``), ``policy``, ``model`` (``agent.model``), ``scenario``,
+or any dotted header path (``speech.tts``, ``batch.user``, ``seeds.call``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from replay.counter import TurnCounts, count
+
+if TYPE_CHECKING:
+    from replay.model import Trial
+    from sessions.log import Session
+
+ALIASES: dict[str, str] = {
+    "alpha": "tendencies.alpha",
+    "beta": "tendencies.beta",
+    "gamma": "tendencies.gamma",
+    "policy": "policy",
+    "model": "agent.model",
+    "scenario": "scenario",
+}
+DIALS = ("alpha", "beta", "gamma")
+DEFAULT_BY = ("alpha", "beta", "gamma", "policy", "model")
+
+INTERRUPT = "INTERRUPT"
+BACKCHANNEL = "BACKCHANNEL"
+
+
+@dataclass(slots=True)
+class Behaviour:
+    """One behaviour's tally in one conversation (or one shadow policy's)."""
+
+    opportunities: int = 0
+    actions: int = 0
+    manual: int = 0
+    auto_events: int = 0
+    positions: list[int] = field(default_factory=list)
+    """Per action: its opportunity's 1-based position within the agent turn."""
+    per_agent_turn: list[int] = field(default_factory=list)
+    """Actions in each agent turn, in turn order (for the trend test)."""
+
+
+@dataclass(slots=True)
+class Shadow:
+    """A shadow policy's would-be decisions at the same opportunities."""
+
+    policy: str
+    opportunities: int = 0
+    interruptions: int = 0
+    backchannels: int = 0
+
+
+@dataclass(slots=True)
+class Conversation:
+    """Everything an audit needs from one call."""
+
+    id: str
+    source: str
+    kind: str
+    """cutin | tau2 | texts."""
+    header: dict[str, Any]
+    """The header as plain data (τ2 and texts: an equivalent built by the importer)."""
+    turns: list[TurnCounts] = field(default_factory=list)
+    """User turns, in order, as the counter read them."""
+    turn_taking: bool = False
+    """Whether the source records turn-taking (opportunities, actions, agent turns)."""
+    opportunity_unit: str = "pause"
+    """pause (a 200 ms mid-turn pause) | consultation (a classifier call on a schedule)."""
+    agent_turns: int = 0
+    opportunities: int = 0
+    interruptions: Behaviour = field(default_factory=Behaviour)
+    backchannels: Behaviour = field(default_factory=Behaviour)
+    pause_events: int | None = None
+    shadows: dict[str, Shadow] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def scenario(self) -> str | None:
+        value = self.header.get("scenario")
+        return None if value is None else str(value)
+
+    def dial(self, name: str) -> float | None:
+        value = lookup(self.header, ALIASES.get(name, name))
+        return float(value) if isinstance(value, int | float) else None
+
+
+def canonical_field(name: str) -> str:
+    """``tendencies.alpha`` → ``alpha``; other names unchanged."""
+    name = name.strip()
+    for alias, path in ALIASES.items():
+        if name == path:
+            return alias
+    return name
+
+
+def lookup(data: Mapping[str, Any], path: str) -> Any:
+    """A dotted path into nested mappings; None when any step is missing."""
+    node: Any = data
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def condition_of(conv: Conversation, fields: Sequence[str]) -> dict[str, Any]:
+    """The condition a conversation belongs to: one value per field (None if absent)."""
+    out: dict[str, Any] = {}
+    for name in fields:
+        value = lookup(conv.header, ALIASES.get(name, name))
+        if isinstance(value, Mapping | list):
+            value = repr(value)
+        out[name] = value
+    return out
+
+
+# ---- cutin session logs -----------------------------------------------------------
+
+
+def from_session(session: Session) -> Conversation:
+    """One cutin session log → one conversation (rules in the module docstring)."""
+    from sessions.log.models import (
+        AgentTurnStart,
+        Backchannel,
+        Interruption,
+        Opportunity,
+        ShortPause,
+        TurnEnd,
+        UserTurn,
+    )
+
+    header = session.header.model_dump(mode="json", by_alias=True)
+    conv = Conversation(
+        id=session.header.session_id,
+        source=str(session.path) if session.path is not None else "",
+        kind="cutin",
+        header=header,
+        turn_taking=True,
+    )
+    grown: set[int] = set()
+    pauses = 0
+    agent_turns: list[int] = []
+    for e in session.events:
+        if isinstance(e, ShortPause):
+            pauses += 1
+            if e.became_turn_end:
+                grown.add(e.index)
+        elif isinstance(e, TurnEnd) and e.short_pause_index is not None:
+            grown.add(e.short_pause_index)
+        elif isinstance(e, AgentTurnStart):
+            agent_turns.append(e.turn)
+    conv.pause_events = pauses
+    conv.agent_turns = len(agent_turns)
+    ints: dict[int, int] = {}
+    bcs: dict[int, int] = {}
+    position: dict[int, int] = {}
+    for e in session.events:
+        if isinstance(e, UserTurn):
+            conv.turns.append(count(e.rendered))
+        elif isinstance(e, Opportunity):
+            dropped = not e.executed and e.pause_index is not None and e.pause_index in grown
+            if e.mode == "shadow":
+                if not dropped:
+                    shadow = conv.shadows.setdefault(e.policy, Shadow(e.policy))
+                    shadow.opportunities += 1
+                    shadow.interruptions += e.decision == INTERRUPT
+                    shadow.backchannels += e.decision == BACKCHANNEL
+                continue
+            if dropped:
+                continue
+            conv.opportunities += 1
+            position[e.turn] = position.get(e.turn, 0) + 1
+            if e.executed and e.decision in (INTERRUPT, BACKCHANNEL):
+                behaviour, per_turn = (
+                    (conv.interruptions, ints)
+                    if e.decision == INTERRUPT
+                    else (conv.backchannels, bcs)
+                )
+                behaviour.actions += 1
+                behaviour.positions.append(position[e.turn])
+                per_turn[e.turn] = per_turn.get(e.turn, 0) + 1
+        elif isinstance(e, Interruption | Backchannel):
+            behaviour = conv.interruptions if isinstance(e, Interruption) else conv.backchannels
+            if e.trigger == "manual":
+                behaviour.manual += 1
+            else:
+                behaviour.auto_events += 1
+    conv.interruptions.opportunities = conv.backchannels.opportunities = conv.opportunities
+    conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in agent_turns]
+    conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in agent_turns]
+    return conv
+
+
+# ---- τ2 trials ----------------------------------------------------------------------
+
+_TAU2_MARKERS = re.compile(r"###[A-Z_-]+###")
+
+
+def tau2_header(trial: Trial) -> dict[str, Any]:
+    """A header-shaped view of a τ2 trial, so ``--by`` fields resolve the same way.
+
+    The policy names who decides turn-taking: ``tau-voice`` (LLM classifiers on a
+    schedule) for full-duplex runs, ``tau2-half-duplex`` otherwise. τ2 has no dials,
+    so ``alpha``/``beta``/``gamma`` are absent."""
+    return {
+        "source": "tau2",
+        "session_id": trial.id,
+        "scenario": trial.task_id,
+        "policy": "tau-voice" if trial.ticks is not None else "tau2-half-duplex",
+        "agent": {"kind": "tau2", "model": trial.meta.get("agent_llm")},
+        "user": {"model": trial.meta.get("user_llm")},
+        "domain": trial.meta.get("domain"),
+        "mode": trial.mode,
+        "tendencies": {},
+        "trial": trial.meta.get("trial"),
+    }
+
+
+def from_trial(trial: Trial) -> Conversation:
+    """One τ2 simulation → one conversation: user-turn text (when the file has it)
+    for disfluency, and for full-duplex runs the classifier consultations."""
+    from replay.audit_tau2 import tally_ticks
+
+    conv = Conversation(
+        id=trial.id,
+        source=trial.source,
+        kind="tau2",
+        header=tau2_header(trial),
+    )
+    for turn in trial.user_turns():
+        text = _TAU2_MARKERS.sub(" ", turn.spoken or turn.text or "").strip()
+        if text:
+            conv.turns.append(count(text))
+    if trial.ticks is not None:
+        tally_ticks(conv, trial)
+    return conv
+
+
+# ---- plain text ---------------------------------------------------------------------
+
+
+def split_conversations(lines: Iterable[str]) -> list[list[str]]:
+    """User turns, one per line; a blank line ends a conversation."""
+    out: list[list[str]] = [[]]
+    for raw in lines:
+        line = raw.rstrip("\n").strip()
+        if line:
+            out[-1].append(line)
+        elif out[-1]:
+            out.append([])
+    return [c for c in out if c]
+
+
+def from_texts(
+    conversations: Sequence[Sequence[str]], alphas: Sequence[float], *, source: str = ""
+) -> list[Conversation]:
+    """Each conversation injected at each α (:func:`controls.inject_disfluency`) and
+    counted on the rendered text. The conversation's position is its scenario, so
+    paired tests pair the same text across α."""
+    from controls import inject_disfluency
+
+    out: list[Conversation] = []
+    for alpha in alphas:
+        for k, turns in enumerate(conversations, start=1):
+            header = {
+                "source": "texts",
+                "session_id": f"{k}@{alpha:g}",
+                "scenario": f"conversation {k}",
+                "policy": "injection",
+                "agent": {"model": None},
+                "tendencies": {"alpha": float(alpha)},
+            }
+            conv = Conversation(id=f"{k}@{alpha:g}", source=source, kind="texts", header=header)
+            conv.turns = [count(inject_disfluency(t, alpha).rendered) for t in turns]
+            out.append(conv)
+    return out
+
+
+__all__ = [
+    "ALIASES",
+    "DEFAULT_BY",
+    "DIALS",
+    "Behaviour",
+    "Conversation",
+    "Shadow",
+    "canonical_field",
+    "condition_of",
+    "from_session",
+    "from_texts",
+    "from_trial",
+    "lookup",
+    "split_conversations",
+    "tau2_header",
+]
