@@ -21,6 +21,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("simulate", "cutin_tui.cli.simulate_cmd", "headless batch runs: scenarios x conditions x runs"),
     ("judge", "cutin_tui.cli.judge_cmd", "judge logged calls (rules or LLM) and record verdicts"),
     ("report", "cutin_tui.cli.report_cmd", "render calls turn by turn as Markdown, HTML or JSON"),
+    ("audit", "cutin_tui.cli.audit_cmd", "realized disfluency and turn-taking rates, with tests"),
 ]
 
 
