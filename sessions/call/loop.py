@@ -512,7 +512,7 @@ class CallLoop:
             return
         t = round(t, 6)
         for policy, mode in ((self.shadow, "shadow"), (self.policy, "auto")):
-            if policy is None:
+            if policy is None or not getattr(policy, "polls", True):
                 continue
             ctx = PolicyContext(
                 t=t,

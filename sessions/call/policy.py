@@ -43,6 +43,8 @@ class PolicyDecision:
 
 class TurnTakingPolicy(Protocol):
     name: str
+    polls: bool
+    """True if :meth:`at_frame` can return decisions (the loop skips it otherwise)."""
 
     def at_pause(self, ctx: PolicyContext) -> PolicyDecision | None:
         """Consulted at every short pause while the caller is silent."""
@@ -57,6 +59,7 @@ class RulesPolicy:
     """The deterministic short-pause rule of the method."""
 
     name = "rules"
+    polls = False
 
     def at_pause(self, ctx: PolicyContext) -> PolicyDecision | None:
         decision = decide(ctx.situation, ctx.tendencies)
