@@ -167,6 +167,14 @@ class Trial:
     def verdicts_for(self, turn: int) -> list[Verdict]:
         return [v for v in self.current_verdicts() if v.scope == "turn" and v.turn == turn]
 
+    def verdicts_by_turn(self) -> dict[int, list[Verdict]]:
+        """Current turn-scope verdicts grouped by turn index (one pass, for views)."""
+        grouped: dict[int, list[Verdict]] = {}
+        for v in self.current_verdicts():
+            if v.scope == "turn" and v.turn is not None:
+                grouped.setdefault(v.turn, []).append(v)
+        return grouped
+
     def agent_turns(self) -> Iterator[Turn]:
         return (t for t in self.turns if t.speaker == "agent")
 

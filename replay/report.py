@@ -277,12 +277,13 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
             "| # | time | speaker | text | events | verdicts |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
+        by_turn = t.verdicts_by_turn()
         for turn in t.turns:
             events = "<br>".join(_md(_event_text(e)) for e in _visible_events(turn))
             who = "agent" if turn.speaker == "agent" else "tester"
             lines.append(
                 f"| {turn.index} | {_time(turn.start)} | {who} | {_md_turn_text(turn)} | "
-                f"{events} | {_md_verdicts(t.verdicts_for(turn.index))} |"
+                f"{events} | {_md_verdicts(by_turn.get(turn.index, []))} |"
             )
     if report["warnings"]:
         lines += ["", "## Warnings", ""] + [f"- {_md(w)}" for w in report["warnings"]]
@@ -404,10 +405,11 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
             "<table><tr><th>#</th><th>time</th><th>speaker</th><th>text</th>"
             "<th>events</th><th>verdicts</th></tr>"
         )
+        by_turn = t.verdicts_by_turn()
         for turn in t.turns:
             events = "<br>".join(_h(_event_text(e)) for e in _visible_events(turn))
             who = "agent" if turn.speaker == "agent" else "tester"
-            verdicts = "".join(_html_verdict(v) for v in t.verdicts_for(turn.index))
+            verdicts = "".join(_html_verdict(v) for v in by_turn.get(turn.index, []))
             out.append(
                 f'<tr class="{turn.speaker}"><td class="num">{turn.index}</td>'
                 f'<td class="num">{_time(turn.start)}</td><td class="who">{who}</td>'

@@ -83,11 +83,17 @@ def judge_trial(trial: Trial, success_phrases: Sequence[str] | None = None) -> l
     """Every rule verdict for ``trial``, in turn order, call verdicts last."""
     out: list[Verdict] = []
     turns = trial.turns
+    known: set[str] = set()  # content words heard from the agent or said by the tester so far
+    last_agent: Turn | None = None
     for pos, turn in enumerate(turns):
         if turn.speaker == "agent":
             out.extend(_yield_verdicts(turn))
             out.extend(_backchannel_verdicts(turn, turns, pos))
-            out.extend(_presumption_verdict(turns, pos))
+            out.extend(_presumption_verdict(last_agent, turn, known))
+            last_agent = turn
+            known |= _content_words(turn.spoken)
+        else:
+            known |= _content_words(f"{turn.original or turn.text} {turn.spoken}")
         out.extend(_latency_verdicts(turns, pos))
     if success_phrases:
         out.extend(success_verdicts(trial, success_phrases))
@@ -192,16 +198,11 @@ def _reaction(
     return stopped, answered, latency
 
 
-def _presumption_verdict(turns: Sequence[Turn], pos: int) -> list[Verdict]:
-    prev = next((t for t in reversed(turns[:pos]) if t.speaker == "agent"), None)
+def _presumption_verdict(prev: Turn | None, turn: Turn, known: set[str]) -> list[Verdict]:
+    """``prev``: the agent's previous turn; ``known``: words heard or said before ``turn``."""
     if prev is None or not prev.interrupted or not prev.unspoken.strip():
         return []
-    turn = turns[pos]
-    heard = " ".join(t.spoken for t in turns[:pos] if t.speaker == "agent")
-    said = " ".join(
-        (t.original or t.text) + " " + t.spoken for t in turns[:pos] if t.speaker == "user"
-    )
-    leaked = _content_words(prev.unspoken) - _content_words(heard) - _content_words(said)
+    leaked = _content_words(prev.unspoken) - known
     used = sorted(leaked & _content_words(turn.spoken))
     back_ref = _BACK_REFERENCE.search(turn.spoken)
     if used:
