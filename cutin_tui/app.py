@@ -1,33 +1,82 @@
-"""The app factory and home screen."""
+"""The app factory: the home screen, or straight into a call."""
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
+from pathlib import Path
+
+from textual.app import App
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList
-from textual.widgets.option_list import Option
+
+from cutin_tui.call_driver import CallDriver, CallOptions, open_call
+from cutin_tui.home import HomeScreen
 
 
-class HomeScreen(Screen[None]):
-    """Pick a job: a live call, replaying calls, or the overlap gallery."""
+class CutinApp(App[int]):
+    """cutin's Textual app. With ``call`` it opens that call; otherwise the home screen."""
 
-    BINDINGS = [Binding("q", "app.quit", "Quit", id="home.quit", tooltip="Leave cutin")]
-
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield OptionList(
-            Option("Call — type against an agent, with rule-fired interruptions", id="call"),
-            id="home-menu",
-        )
-        yield Footer()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.app.exit(message=f"selected {event.option.id}")
-
-
-class CutinApp(App[None]):
     TITLE = "cutin"
+    CSS_PATH = ["styles/app.tcss", "styles/call.tcss", "styles/home.tcss"]
+    BINDINGS = [
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            id="app.quit",
+            tooltip="Hang up any call (its log is kept) and leave cutin",
+            priority=True,
+        ),
+    ]
+
+    def __init__(
+        self, *, call: CallDriver | None = None, call_options: CallOptions | None = None
+    ) -> None:
+        super().__init__()
+        self.call_options = call_options
+        """What a call opened from the home screen uses (None: defaults and settings)."""
+        self.drivers: list[CallDriver] = []
+        """Every call this app ran, in order; the CLI stops them and prints their logs."""
+        self._initial_call = call
+
+    @property
+    def call_logs(self) -> list[Path]:
+        return [d.log_path for d in self.drivers if d.log_path is not None]
 
     def on_mount(self) -> None:
-        self.push_screen(HomeScreen())
+        if self._initial_call is not None:
+            self.start_call(self._initial_call, leave_exits=True)
+        else:
+            self.push_screen(HomeScreen())
+
+    def start_call(self, driver: CallDriver, *, leave_exits: bool) -> None:
+        """Show the call screen for ``driver`` (started when the screen mounts)."""
+        from cutin_tui.screens.call import CallScreen
+
+        self.drivers.append(driver)
+        self.push_screen(CallScreen(driver, leave_exits=leave_exits))
+
+    def stop_calls(self) -> None:
+        """Hang up every call still running (their logs get an end event and close)."""
+        for driver in self.drivers:
+            driver.stop()
+
+
+def default_call_options() -> CallOptions:
+    """Call options from the user's settings (CUTIN_* environment variables)."""
+    from sessions.settings import Settings
+
+    settings = Settings()
+    return CallOptions(
+        sessions_dir=settings.sessions_dir, words_per_minute=settings.words_per_minute
+    )
+
+
+def open_call_screen(app: App[object]) -> None:
+    """Open a call from the home screen; a problem is a notification, not a crash."""
+    assert isinstance(app, CutinApp)
+    options = app.call_options or default_call_options()
+    try:
+        driver = open_call(options)
+    except (OSError, ValueError) as exc:
+        app.notify(str(exc), title="cannot start the call", severity="error")
+        return
+    app.start_call(driver, leave_exits=False)

@@ -9,5 +9,10 @@ def run_home(args: argparse.Namespace) -> int:
     from cutin_tui.app import CutinApp
 
     app = CutinApp()
-    app.run()
+    try:
+        app.run()
+    finally:
+        app.stop_calls()
+        for path in app.call_logs:
+            print(f"log: {path}", flush=True)
     return app.return_code or 0

@@ -1,0 +1,220 @@
+"""The bridge between a running call and the screen. No Textual here.
+
+A driver owns one call: the call loop, its recorder (the session log) and a
+queue of events for the UI. The loop's listeners run on the loop's thread, so
+they only write the log and append to the queue; the screen drains the queue
+on its own timer and never blocks the loop. Commands go the other way through
+the loop's thread-safe :meth:`CallLoop.submit`.
+
+:class:`RealtimeDriver` runs the loop on a thread against the real clock (the
+app). :class:`VirtualDriver` steps it on the virtual clock when told to, so
+screen tests and snapshots see exactly the same call every time.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controls.tendencies import Tendencies
+from sessions.agents.scripted import ScriptedAgent
+from sessions.call import CallConfig, CallLoop, Command, EndCall, Recorder
+from sessions.clock import RealClock
+from sessions.log.models import AgentInfo, EndEvent, Event, SpeechInfo
+from sessions.scenarios import Scenario, load_scenario
+from sessions.speech_clock import SpeakingStyle
+
+DEFAULT_SCENARIO = "retail-order-change"
+DEFAULT_TENDENCIES = Tendencies(0.5, 0.0, 0.5)
+"""α 0.5 (disfluent typing is visible at once), β 0 (interrupt on F2 or raise β),
+γ 0.5 (backchannels from the agent's second turn). The method varies β and γ one
+at a time, so the default keeps β at 0 while γ is on."""
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """What `cutin call` (or the home screen) asks for."""
+
+    scenario: str = DEFAULT_SCENARIO
+    """A shipped scenario name or a TOML file path."""
+    tendencies: Tendencies = DEFAULT_TENDENCIES
+    seed: int = 0
+    words_per_minute: float = 165.0
+    auto_interrupt: bool = True
+    auto_backchannel: bool = True
+    sessions_dir: Path | None = None
+    """Where the log goes; None means don't record (tests of the screen alone)."""
+
+
+@dataclass
+class CallDriver:
+    """One call, its log, and the event queue the screen drains."""
+
+    loop: CallLoop
+    scenario: Scenario
+    recorder: Recorder | None = None
+    _events: collections.deque[Event] = field(default_factory=collections.deque)
+    _ended: bool = False
+    _stopped: bool = False
+    _end_t: float | None = None
+
+    def __post_init__(self) -> None:
+        # The recorder first: an event is on disk before the screen can show it.
+        listeners = [self._record, self._enqueue]
+        self.loop.listeners[:0] = listeners
+
+    # -- the loop thread side
+
+    def _record(self, event: Event) -> None:
+        recorder = self.recorder
+        if recorder is not None and not recorder.writer.closed:
+            recorder(event)
+
+    def _enqueue(self, event: Event) -> None:
+        if isinstance(event, EndEvent):
+            self._end_t = event.t
+            self._ended = True
+        self._events.append(event)
+
+    # -- the screen side
+
+    @property
+    def config(self) -> CallConfig:
+        return self.loop.config
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.recorder.path if self.recorder is not None else None
+
+    @property
+    def ended(self) -> bool:
+        """True once the call's end event has been emitted."""
+        return self._ended
+
+    def drain(self) -> list[Event]:
+        """Every event queued since the last drain, in order (thread-safe)."""
+        out: list[Event] = []
+        events = self._events
+        while events:
+            out.append(events.popleft())
+        return out
+
+    def submit(self, command: Command) -> None:
+        """Queue a command for the loop's next frame (thread-safe)."""
+        if not self._ended:
+            self.loop.submit(command)
+
+    def now(self) -> float:
+        """Seconds since call start on the call's clock."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Begin the call (idempotent)."""
+
+    def stop(self, reason: str = "hangup") -> None:
+        """End the call if it is still on, wait for the loop, close the log (idempotent)."""
+        self._stopped = True
+        self._close()
+
+    def _close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+
+
+class RealtimeDriver(CallDriver):
+    """Runs the loop on its own daemon thread against the monotonic clock."""
+
+    def __init__(self, loop: CallLoop, scenario: Scenario, recorder: Recorder | None) -> None:
+        super().__init__(loop, scenario, recorder)
+        self._clock = RealClock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+        """What ended the loop's thread, if it crashed (also logged as an error event)."""
+
+    def now(self) -> float:
+        if self._end_t is not None:
+            return self._end_t
+        return self._clock.now() if self._thread is not None else 0.0
+
+    def start(self) -> None:
+        if self._thread is not None or self._stopped:
+            return
+        self._clock = RealClock()
+        self._thread = threading.Thread(target=self._run, name="cutin-call-loop", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.loop.run_realtime(self._clock, self._stop)
+        except BaseException as exc:  # already logged by the loop; keep it off the terminal
+            self.error = exc
+
+    def stop(self, reason: str = "hangup", timeout: float = 3.0) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            self.loop.submit(EndCall(reason))
+            thread.join(timeout / 2)
+            if thread.is_alive():
+                self._stop.set()
+                thread.join(timeout / 2)
+        self._close()
+
+
+class VirtualDriver(CallDriver):
+    """Steps the loop on its virtual clock only when :meth:`advance` is called."""
+
+    def now(self) -> float:
+        return self.loop.t
+
+    def advance(self, until: float) -> None:
+        """Run the call up to ``until`` seconds (or its end)."""
+        while not self.loop.ended and self.loop.t < until - 1e-9:
+            self.loop.step()
+
+    def stop(self, reason: str = "hangup") -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if not self.loop.ended:
+            self.loop.submit(EndCall(reason))
+            self.loop.step()
+        self._close()
+
+
+def build_loop(options: CallOptions, scenario: Scenario, *, virtual: bool) -> CallLoop:
+    """A call loop for a tester typing against the scripted agent."""
+    config = CallConfig(
+        scenario=scenario,
+        tendencies=options.tendencies,
+        seed=options.seed,
+        style=SpeakingStyle(words_per_minute=options.words_per_minute),
+        auto_interrupt=options.auto_interrupt,
+        auto_backchannel=options.auto_backchannel,
+    )
+    return CallLoop(config, ScriptedAgent(scenario), user=None, virtual=virtual)
+
+
+def open_call(options: CallOptions, *, virtual: bool = False) -> CallDriver:
+    """Load the scenario, create the log (when a sessions dir is given) and a driver.
+
+    Raises ``ScenarioError`` for a bad scenario and ``OSError`` when the log cannot
+    be created; nothing runs until the driver is started."""
+    scenario = load_scenario(options.scenario)
+    loop = build_loop(options, scenario, virtual=virtual)
+    recorder = None
+    if options.sessions_dir is not None:
+        recorder = Recorder.create(
+            options.sessions_dir,
+            loop.config,
+            AgentInfo(kind="scripted", name=scenario.agent.name),
+            speech=SpeechInfo(tts="text", input="type", words_per_minute=options.words_per_minute),
+        )
+    if virtual:
+        return VirtualDriver(loop, scenario, recorder)
+    return RealtimeDriver(loop, scenario, recorder)

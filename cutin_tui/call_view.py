@@ -1,0 +1,308 @@
+"""What the live call screen shows, folded from session-log events. No Textual here.
+
+The screen drains the call's events in batches and hands them to
+:meth:`CallView.apply`; widgets then draw from this state. Keeping it pure means
+the same fold can be checked against a log file in a test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cutin_tui.live_counts import LiveCounts
+from sessions.log.models import (
+    AgentTurnEnd,
+    AgentTurnStart,
+    AgentWords,
+    Backchannel,
+    EndEvent,
+    ErrorEvent,
+    Event,
+    Interruption,
+    Opportunity,
+    ShortPause,
+    TurnEnd,
+    UserTurn,
+)
+
+# ---- transcript ------------------------------------------------------------------
+
+
+@dataclass
+class AgentEntry:
+    """One agent turn as heard so far."""
+
+    turn: int
+    words: list[str] = field(default_factory=list)
+    backchannels: list[tuple[int, str]] = field(default_factory=list)
+    """(words heard when it was said, token): drawn inline after that word."""
+    done: bool = False
+    interrupted: bool = False
+    cut_word: int | None = None
+    unspoken: str = ""
+    talk_over_s: float | None = None
+    barge_in_word: int | None = None
+    """Where the caller cut in (also set when the agent talked on over them)."""
+    revision: int = 0
+
+
+@dataclass
+class UserEntry:
+    turn: int
+    source: str
+    original: str
+    rendered: str
+    insertions: list[tuple[int, str, str]]
+    """(index in the original words, kind, token), as logged."""
+    revision: int = 0
+
+
+@dataclass
+class NoteEntry:
+    kind: str
+    """info | queued | error | end."""
+    text: str
+    revision: int = 0
+
+
+Entry = AgentEntry | UserEntry | NoteEntry
+
+
+# ---- timeline --------------------------------------------------------------------
+
+
+@dataclass
+class OpportunityMark:
+    t: float
+    decision: str
+    executed: bool
+    at_turn_end: bool = False
+
+
+@dataclass
+class TimelineData:
+    """Everything the timeline strip draws, in time order."""
+
+    agent: list[tuple[float, float]] = field(default_factory=list)
+    """Agent word intervals (start, end)."""
+    user: list[tuple[float, float, str]] = field(default_factory=list)
+    """Caller speech (start, end, source)."""
+    cuts: list[float] = field(default_factory=list)
+    backchannels: list[tuple[float, str]] = field(default_factory=list)
+    """(t, trigger)."""
+    interruptions: list[tuple[float, str]] = field(default_factory=list)
+    pauses: list[tuple[float, int]] = field(default_factory=list)
+    """Short pauses (t, index); opportunities at them are in ``opportunities``."""
+    opportunities: dict[int, OpportunityMark] = field(default_factory=dict)
+    """Opportunities at short pauses, by pause index."""
+    polls: list[OpportunityMark] = field(default_factory=list)
+    """Consultations of a polling policy (no pause), in time order."""
+    turn_ends: list[float] = field(default_factory=list)
+
+
+# ---- last decision ---------------------------------------------------------------
+
+
+@dataclass
+class DecisionView:
+    t: float
+    index: int
+    pause_index: int | None
+    turn: int
+    decision: str
+    executed: bool
+    checks: list[dict[str, Any]]
+    autos: dict[str, bool] | None
+    policy: str
+    at_turn_end: bool = False
+
+
+# ---- the whole screen ------------------------------------------------------------
+
+
+@dataclass
+class CallView:
+    """The screen's state. ``changed`` holds entry indices touched by the last apply."""
+
+    entries: list[Entry] = field(default_factory=list)
+    timeline: TimelineData = field(default_factory=TimelineData)
+    counts: LiveCounts = field(default_factory=LiveCounts)
+    decision: DecisionView | None = None
+    agent_speaking: bool = False
+    agent_turn: int | None = None
+    user_speaking_until: float = -1.0
+    last_t: float = 0.0
+    ended: str | None = None
+    errors: int = 0
+    changed: set[int] = field(default_factory=set)
+    _agent_index: dict[int, int] = field(default_factory=dict)
+    _queued: list[int] = field(default_factory=list)
+
+    # -- notes the screen adds itself
+
+    def note(self, text: str, kind: str = "info") -> int:
+        """Add a line to the transcript (not from the call); returns its index."""
+        self.entries.append(NoteEntry(kind, text))
+        self.changed.add(len(self.entries) - 1)
+        return len(self.entries) - 1
+
+    def note_queued(self, text: str) -> None:
+        """The tester sent text while the agent holds the floor; shown until it is spoken."""
+        self._queued.append(self.note(f"(waits for the agent's turn to end) {text}", "queued"))
+
+    # -- events
+
+    def apply(self, events: Iterable[Event]) -> None:
+        """Fold a batch of events in (log order)."""
+        for event in events:
+            self._apply(event)
+
+    def _touch(self, index: int) -> None:
+        entry = self.entries[index]
+        entry.revision += 1
+        self.changed.add(index)
+
+    def _agent(self, turn: int) -> AgentEntry:
+        index = self._agent_index.get(turn)
+        if index is None:
+            self.entries.append(AgentEntry(turn))
+            index = len(self.entries) - 1
+            self._agent_index[turn] = index
+        entry = self.entries[index]
+        assert isinstance(entry, AgentEntry)
+        self._touch(index)
+        return entry
+
+    def _apply(self, event: Event) -> None:
+        self.last_t = max(self.last_t, event.t)
+        self.counts.add(event)
+        tl = self.timeline
+        if isinstance(event, AgentTurnStart):
+            self._agent(event.turn)
+            self.agent_speaking = True
+            self.agent_turn = event.turn
+        elif isinstance(event, AgentWords):
+            entry = self._agent(event.turn)
+            # Words arrive in order; first_index guards against a repeated report.
+            del entry.words[event.first_index :]
+            entry.words.extend(w.word for w in event.words)
+            tl.agent.extend((w.start, w.end) for w in event.words)
+        elif isinstance(event, AgentTurnEnd):
+            entry = self._agent(event.turn)
+            entry.done = True
+            entry.interrupted = event.interrupted
+            entry.talk_over_s = event.talk_over_s
+            if event.cut_word is not None:
+                entry.cut_word = event.cut_word
+                entry.words = event.spoken.split()
+                entry.unspoken = event.unspoken
+            self.agent_speaking = False
+        elif isinstance(event, UserTurn):
+            self._user_turn(event)
+        elif isinstance(event, Interruption):
+            self._agent(event.turn).barge_in_word = event.cut_word
+            tl.interruptions.append((event.t, event.trigger))
+            tl.cuts.append(event.cut_t if event.cut_t is not None else event.t)
+        elif isinstance(event, Backchannel):
+            entry = self._agent(event.turn)
+            heard = event.words_heard if event.words_heard is not None else len(entry.words)
+            entry.backchannels.append((heard, event.token))
+            tl.backchannels.append((event.t, event.trigger))
+        elif isinstance(event, ShortPause):
+            tl.pauses.append((event.t, event.index))
+        elif isinstance(event, Opportunity):
+            self._opportunity(event)
+        elif isinstance(event, TurnEnd):
+            tl.turn_ends.append(event.t)
+            mark = tl.opportunities.get(
+                event.short_pause_index if event.short_pause_index is not None else -1
+            )
+            if mark is not None:
+                mark.at_turn_end = True
+            if (
+                self.decision is not None
+                and event.short_pause_index is not None
+                and self.decision.pause_index == event.short_pause_index
+            ):
+                self.decision.at_turn_end = True
+        elif isinstance(event, ErrorEvent):
+            self.errors += 1
+            self.note(f"error in {event.where or 'call'}: {event.message}", "error")
+        elif isinstance(event, EndEvent):
+            self.ended = event.reason
+            self.agent_speaking = False
+            self.note(f"call ended at {event.t:.1f} s ({event.reason})", "end")
+
+    def _user_turn(self, event: UserTurn) -> None:
+        if event.source == "typed":
+            for position, index in enumerate(self._queued):
+                entry = self.entries[index]
+                if isinstance(entry, NoteEntry) and entry.text.endswith(event.original):
+                    entry.text = ""  # spoken now: the real turn below replaces it
+                    self._touch(index)
+                    del self._queued[position]
+                    break
+        self.entries.append(
+            UserEntry(
+                turn=event.turn,
+                source=event.source,
+                original=event.original,
+                rendered=event.rendered,
+                insertions=[(i.index, i.kind, i.token) for i in event.insertions],
+            )
+        )
+        self.changed.add(len(self.entries) - 1)
+        end = event.end_t if event.end_t is not None else event.t
+        self.timeline.user.append((event.t, end, event.source))
+        self.user_speaking_until = max(self.user_speaking_until, end)
+
+    def _opportunity(self, event: Opportunity) -> None:
+        if event.mode == "shadow":
+            return
+        mark = OpportunityMark(event.t, event.decision, event.executed)
+        if event.pause_index is None:
+            self.timeline.polls.append(mark)
+        else:
+            self.timeline.opportunities[event.pause_index] = mark
+        autos = event.model_extra.get("autos") if event.model_extra else None
+        self.decision = DecisionView(
+            t=event.t,
+            index=event.index,
+            pause_index=event.pause_index,
+            turn=event.turn,
+            decision=event.decision,
+            executed=event.executed,
+            checks=list(event.checks),
+            autos=dict(autos) if isinstance(autos, dict) else None,
+            policy=event.policy,
+        )
+
+    def take_changed(self) -> set[int]:
+        """Entry indices changed since the last call (and forget them)."""
+        out, self.changed = self.changed, set()
+        return out
+
+    def floor_free(self, now: float) -> bool:
+        """Best guess whether typed text is spoken at once (the loop decides; this
+        only chooses whether to show it as waiting)."""
+        if self.ended is not None or self.agent_speaking or now < self.user_speaking_until:
+            return False
+        last = next(
+            (e for e in reversed(self.entries) if isinstance(e, AgentEntry | UserEntry)), None
+        )
+        # The agent opens the call, and after the caller's turn its reply is due.
+        return isinstance(last, AgentEntry)
+
+    def status(self, now: float) -> str:
+        """One phrase for who holds the floor."""
+        if self.ended is not None:
+            return f"call ended ({self.ended})"
+        if self.agent_speaking:
+            return f"agent speaking · turn {(self.agent_turn or 0) + 1}"
+        if now < self.user_speaking_until:
+            return "you are speaking"
+        if not self.floor_free(now):
+            return "waiting for the agent"
+        return "your turn · type and press Enter"

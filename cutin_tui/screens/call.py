@@ -1,0 +1,263 @@
+"""The live call screen.
+
+The call runs in its driver (its own thread in the app); this screen only
+drains the driver's event queue on a timer (every ~30 ms, one batch per tick),
+folds the batch into a :class:`~cutin_tui.call_view.CallView` and redraws the
+widgets that changed. Keys become loop commands. Call keys are function keys
+and ctrl/shift chords the input box does not use, so they work while typing.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+
+from controls.tendencies import Tendencies
+from cutin_tui.call_driver import CallDriver
+from cutin_tui.call_view import CallView
+from cutin_tui.commands import PaletteEntry, ScreenActions
+from cutin_tui.widgets import (
+    CountersPanel,
+    DecisionLine,
+    DialsPanel,
+    DialsState,
+    TimelineStrip,
+    TranscriptView,
+)
+from cutin_tui.widgets.dials import DIALS, MEANING, SYMBOL, dial_value
+from sessions.call import (
+    BackchannelNow,
+    InterruptNow,
+    SetAutos,
+    SetTendencies,
+    SubmitText,
+)
+
+PUMP_S = 0.03
+"""How often the screen drains the call's events (one redraw per batch)."""
+DIAL_STEP = 0.1
+
+PLACEHOLDER = "type what you say · Enter sends · F2 cuts the agent off with it"
+ENDED_PLACEHOLDER = "call ended · ctrl+q leaves"
+
+
+class CallScreen(Screen[None]):
+    """A live call against the driver's agent."""
+
+    COMMANDS = {ScreenActions}
+    BINDINGS = [
+        Binding("f2", "interrupt", "Interrupt", id="call.interrupt",
+                tooltip="Cut the agent at the current word and say the typed text "
+                        "(or one of the scenario's interruption lines when the box is empty)"),
+        Binding("f3", "backchannel", "Backchannel", id="call.backchannel",
+                tooltip="Say a listener token (mm-hmm, yeah, ...) now without taking the floor"),
+        Binding("f4", "toggle_auto_interrupt", "Auto-I", id="call.toggle_auto_interrupt",
+                tooltip="Switch automatic interruptions at short pauses on or off"),
+        Binding("f5", "toggle_auto_backchannel", "Auto-B", id="call.toggle_auto_backchannel",
+                tooltip="Switch automatic backchannels at short pauses on or off"),
+        Binding("f6", "select_dial('alpha')", "α", id="call.select_alpha",
+                tooltip="Select α (disfluency of what you type) for ctrl+↑/↓"),
+        Binding("f7", "select_dial('beta')", "β", id="call.select_beta",
+                tooltip="Select β (interruption tendency) for ctrl+↑/↓"),
+        Binding("f8", "select_dial('gamma')", "γ", id="call.select_gamma",
+                tooltip="Select γ (backchannel tendency) for ctrl+↑/↓"),
+        Binding("ctrl+up,shift+up", f"step_dial({DIAL_STEP})", "Dial +", id="call.dial_up",
+                key_display="^↑", tooltip=f"Raise the selected dial by {DIAL_STEP}"),
+        Binding("ctrl+down,shift+down", f"step_dial({-DIAL_STEP})", "Dial −",
+                id="call.dial_down", key_display="^↓",
+                tooltip=f"Lower the selected dial by {DIAL_STEP}"),
+        Binding("f10", "end_call", "Hang up", id="call.end",
+                tooltip="End the call; the screen stays so you can read it (ctrl+q leaves)"),
+        Binding("escape", "leave", "Back", id="call.leave",
+                tooltip="Leave the ended call's screen"),
+    ]  # fmt: skip
+
+    def __init__(self, driver: CallDriver, *, leave_exits: bool = True) -> None:
+        super().__init__()
+        self.driver = driver
+        self.leave_exits = leave_exits
+        self.view = CallView()
+        config = driver.config
+        self.tendencies: Tendencies = config.tendencies
+        self.auto_interrupt = config.auto_interrupt
+        self.auto_backchannel = config.auto_backchannel
+        self.selected = "beta"
+        self._ended_shown = False
+
+    # ---- layout -------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="call-top"):
+            yield TranscriptView(id="transcript")
+            yield DialsPanel(self._dials_state(), id="dials")
+        yield TimelineStrip(id="timeline")
+        yield DecisionLine(id="decision")
+        yield CountersPanel(id="counters")
+        yield Input(placeholder=PLACEHOLDER, id="say")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        scenario = self.driver.scenario
+        self.title = "cutin · call"
+        self.sub_title = scenario.name
+        self.view.note(f"{scenario.title}. You are the caller. Goal: {scenario.user.goal}")
+        self.view.note(
+            "Type and press Enter to speak. F2 interrupts, F3 backchannels, "
+            "F4/F5 switch the autos, F6–F8 pick α/β/γ and ctrl+↑/↓ step it."
+        )
+        self.query_one(Input).focus()
+        self.driver.start()
+        self.pump()
+        self.set_interval(PUMP_S, self.pump)
+
+    def on_unmount(self) -> None:
+        self.driver.stop()
+
+    # ---- events from the call ---------------------------------------------------
+
+    def pump(self) -> None:
+        """Drain the call's events and redraw what they changed."""
+        events = self.driver.drain()
+        now = self.driver.now()
+        view = self.view
+        if events:
+            view.apply(events)
+        changed = view.take_changed()
+        if changed:
+            self.query_one(TranscriptView).update_entries(view.entries, changed)
+        if events:
+            self.query_one(DecisionLine).show(view.decision)
+            self.query_one(CountersPanel).show(view.counts)
+        self.query_one(TimelineStrip).show(view.timeline, now, changed=bool(events))
+        self.query_one(DialsPanel).show(self._dials_state(now))
+        if view.ended is not None and not self._ended_shown:
+            self._show_ended()
+
+    def _show_ended(self) -> None:
+        self._ended_shown = True
+        path = self.driver.log_path
+        if path is not None:
+            self.view.note(f"log: {path}", "end")
+            self.query_one(TranscriptView).update_entries(
+                self.view.entries, self.view.take_changed()
+            )
+        box = self.query_one(Input)
+        box.placeholder = ENDED_PLACEHOLDER
+        self.refresh_bindings()
+
+    def _dials_state(self, now: float = 0.0) -> DialsState:
+        return DialsState(
+            self.tendencies,
+            self.selected,
+            self.auto_interrupt,
+            self.auto_backchannel,
+            self.view.status(now),
+        )
+
+    # ---- the tester's input -----------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        event.input.clear()
+        if not text or self.view.ended is not None:
+            return
+        if not self.view.floor_free(self.driver.now()):
+            self.view.note_queued(text)
+        self.driver.submit(SubmitText(text))
+        self.pump()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        ended = self.view.ended is not None
+        if action == "leave":
+            return ended
+        if action in ("interrupt", "backchannel", "end_call"):
+            return None if ended else True  # shown greyed out once the call is over
+        return True
+
+    def action_interrupt(self) -> None:
+        """Cut the agent now with the typed text (or a scenario line)."""
+        box = self.query_one(Input)
+        text = box.value.strip()
+        if not self.view.agent_speaking and not text:
+            self.notify("The agent is not speaking: nothing to interrupt.", timeout=3)
+            return
+        box.clear()
+        self.driver.submit(InterruptNow(text))
+
+    def action_backchannel(self) -> None:
+        """Say a backchannel token now."""
+        if not self.view.agent_speaking:
+            self.notify("The agent is not speaking: a backchannel needs a speaker.", timeout=3)
+            return
+        self.driver.submit(BackchannelNow())
+
+    def action_toggle_auto_interrupt(self) -> None:
+        self.auto_interrupt = not self.auto_interrupt
+        self.driver.submit(SetAutos(interrupt=self.auto_interrupt))
+        self._redraw_dials()
+
+    def action_toggle_auto_backchannel(self) -> None:
+        self.auto_backchannel = not self.auto_backchannel
+        self.driver.submit(SetAutos(backchannel=self.auto_backchannel))
+        self._redraw_dials()
+
+    def action_select_dial(self, name: str) -> None:
+        if name in DIALS:
+            self.selected = name
+            self._redraw_dials()
+
+    def action_step_dial(self, delta: float) -> None:
+        value = dial_value(self.tendencies, self.selected)
+        self.action_set_dial(self.selected, value + delta)
+
+    def action_set_dial(self, name: str, value: float) -> None:
+        """Set one dial (clamped to 0..1, two decimals) and send it to the call."""
+        if name not in DIALS:
+            return
+        value = round(min(1.0, max(0.0, value)), 2)
+        values = {d: dial_value(self.tendencies, d) for d in DIALS}
+        values[name] = value
+        self.tendencies = Tendencies(values["alpha"], values["beta"], values["gamma"])
+        self.selected = name
+        self.driver.submit(SetTendencies(self.tendencies))
+        self._redraw_dials()
+
+    def action_end_call(self) -> None:
+        """Hang up; the screen stays to be read."""
+        self.driver.stop("hangup")
+        self.pump()
+
+    def action_leave(self) -> None:
+        self.driver.stop("hangup")
+        if self.leave_exits:
+            self.app.exit(0)
+        else:
+            self.app.pop_screen()
+
+    def _redraw_dials(self) -> None:
+        self.query_one(DialsPanel).show(self._dials_state(self.driver.now()))
+
+    # ---- command palette --------------------------------------------------------
+
+    def palette_entries(self) -> list[PaletteEntry]:
+        """Every call action by name (the palette's source)."""
+        out: list[PaletteEntry] = []
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding) and binding.id and binding.id.startswith("call."):
+                key = binding.key_display or binding.key.split(",")[0].upper()
+                out.append((f"{binding.description} ({key})", binding.tooltip, binding.action))
+        for name in DIALS:
+            for tenth in range(11):
+                value = tenth / 10
+                out.append(
+                    (
+                        f"Set {SYMBOL[name]} ({MEANING[name]}) to {value:.1f}",
+                        f"Change the {MEANING[name]} tendency for the rest of the call",
+                        f"set_dial('{name}', {value})",
+                    )
+                )
+        return out

@@ -1,0 +1,61 @@
+"""The "last decision" panel: what the rule decided at the latest short pause, and why."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from cutin_tui.call_view import DecisionView
+from cutin_tui.explain import RULES, outcome_words, rule_checks
+
+_RULE_LABEL = {"interrupt": "interrupt", "backchannel": "backchannel"}
+EMPTY = "No short pause yet. At each 200 ms pause in the agent's speech the rule decides here."
+
+
+class DecisionLine(Widget, can_focus=False):
+    """Shows a :class:`DecisionView`; set :attr:`decision` and refresh."""
+
+    COMPONENT_CLASSES = {"decision--pass", "decision--fail", "decision--head", "decision--rule"}
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.decision: DecisionView | None = None
+
+    def on_mount(self) -> None:
+        self.border_title = "last decision"
+
+    def show(self, decision: DecisionView | None) -> None:
+        self.decision = decision
+        self.refresh()
+
+    def render(self) -> Text:
+        d = self.decision
+        if d is None:
+            return Text(EMPTY, self.get_component_rich_style("decision--rule", partial=True))
+        head = self.get_component_rich_style("decision--head", partial=True)
+        ok = self.get_component_rich_style("decision--pass", partial=True)
+        bad = self.get_component_rich_style("decision--fail", partial=True)
+        rule_style = self.get_component_rich_style("decision--rule", partial=True)
+        where = f"short pause #{d.pause_index + 1}" if d.pause_index is not None else "poll"
+        out = Text()
+        out.append(f"{d.t:.1f} s · {where} · agent turn {d.turn + 1} → ", head)
+        out.append(
+            outcome_words(
+                d.decision, executed=d.executed, autos=d.autos, at_turn_end=d.at_turn_end
+            ),
+            head,
+        )
+        if d.policy != "rules":
+            out.append(f"  (policy {d.policy})", rule_style)
+        for rule in RULES:
+            checks = rule_checks(d.checks, rule)
+            if not checks:
+                continue
+            out.append("\n")
+            out.append(_RULE_LABEL[rule].ljust(12), rule_style)
+            for n, check in enumerate(checks):
+                if n:
+                    out.append("  ")
+                out.append("✓ " if check.passed else "✗ ", ok if check.passed else bad)
+                out.append(check.text)
+        return out
