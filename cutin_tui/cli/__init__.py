@@ -22,6 +22,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("judge", "cutin_tui.cli.judge_cmd", "judge logged calls (rules or LLM) and record verdicts"),
     ("report", "cutin_tui.cli.report_cmd", "render calls turn by turn as Markdown, HTML or JSON"),
     ("audit", "cutin_tui.cli.audit_cmd", "realized disfluency and turn-taking rates, with tests"),
+    ("overlaps", "cutin_tui.cli.overlaps_cmd", "gallery of overlap and disfluency types; handout"),
 ]
 
 
