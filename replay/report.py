@@ -61,6 +61,7 @@ def _verdict_json(v: Verdict, trial: Trial) -> dict[str, Any]:
         "score": _r(v.score),
         "rationale": v.rationale,
         "t": _r(v.t),
+        "data": _r(v.extra),
     }
 
 

@@ -152,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
     judge = _judge_fn(args)
     phrases: dict[str, list[str]] = {}
     failures = 0
+    noted: set[Path] = set()
     for trial in trials:
         verdicts = judge(trial, _phrases(args, trial, phrases))
         errors = [v for v in verdicts if v.label == "error"]
@@ -170,6 +171,13 @@ def run(args: argparse.Namespace) -> int:
                 append_events(target, [log_verdict(v, trial) for v in verdicts])
             else:
                 target = Path(args.sidecar) if args.sidecar else default_sidecar(Path(trial.source))
+                if target not in noted:
+                    noted.add(target)
+                    print(
+                        f"cutin: {trial.source} is τ2-bench output and is never modified; "
+                        f"verdicts go to the sidecar {target}",
+                        file=sys.stderr,
+                    )
                 try:
                     write_verdicts(target, Path(trial.source), trial, verdicts)
                 except (LoadError, OSError) as exc:

@@ -97,6 +97,7 @@ def test_judge_on_tau2_writes_a_sidecar_that_report_reads(
     first = load_paths([results])[0].id
     assert main(["judge", str(results), "--trial", first]) == 0
     assert results.read_bytes() == original  # τ2's file is never modified
+    assert "never modified; verdicts go to the sidecar" in capsys.readouterr().err
     sidecar = tmp_path / "airline.json.cutin-verdicts.jsonl"
     header = json.loads(sidecar.read_text().splitlines()[0])
     assert header["schema"] == "cutin.verdicts/1" and header["source"] == str(results.resolve())

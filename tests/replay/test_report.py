@@ -19,7 +19,18 @@ TRIAL_KEYS = {"id", "task_id", "reward", "failed", "source", "kind", "mode", "du
 TURN_KEYS = {"index", "speaker", "number", "start", "end", "text", "spoken", "unspoken",
              "interrupted", "cut_t", "cut_word", "talk_over_s", "original", "rendered",
              "insertions", "source", "events"}  # fmt: skip
-VERDICT_KEYS = {"judge", "scope", "turn", "speaker", "name", "label", "score", "rationale", "t"}
+VERDICT_KEYS = {
+    "judge",
+    "scope",
+    "turn",
+    "speaker",
+    "name",
+    "label",
+    "score",
+    "rationale",
+    "t",
+    "data",
+}
 
 
 def judged(tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -46,6 +57,7 @@ def test_json_form_has_the_documented_keys(tmp_path: Path) -> None:
     assert success[0]["label"] == "fail" and trial["failed"] is True
     yield_v = next(v for v in trial["verdicts"] if v["name"] == "yield")
     assert yield_v["turn"] == 2 and yield_v["speaker"] == "agent"
+    assert yield_v["data"] == {"yield_latency_s": 0.0, "talk_over_s": 0.0}
 
 
 @pytest.mark.skipif(shared_fixtures() is None, reason="../shared/fixtures/tau2 not found")
