@@ -26,6 +26,7 @@ from textual.widgets.option_list import Option
 from cutin_tui.widgets.lanes import LEGEND, LanesView
 from replay.gallery.expect import check_expectations
 from replay.gallery.explain import (
+    deciding_opportunity,
     decision_headline,
     decision_lines,
     describe_action,
@@ -209,7 +210,7 @@ class OverlapsScreen(Screen[None]):
         self.query_one("#entry-written", Static).update(self._written(entry, run))
         self._draw(run.timeline, window_for(entry, run))
         self.query_one("#entry-happened", Static).update(self._happened(entry, run))
-        self._show_checks(None)
+        self._show_checks(deciding_opportunity(run), "the decision that acted")
         self._status("ready")
 
     def _badges(self, entry: GalleryEntry) -> Text:
@@ -263,12 +264,15 @@ class OverlapsScreen(Screen[None]):
             Text(f"{state} · speed {self.speed:g}× · {self.sound_note}\n{keys}")
         )
 
-    def _show_checks(self, op: Opportunity | None) -> None:
+    def _show_checks(self, op: Opportunity | None, title: str = "last decision") -> None:
         box = self.query_one("#entry-checks", Static)
+        box.border_title = title
         if op is None:
             box.update(
                 Text(
-                    "Play the example to see the rule's checks at each short pause.", style="italic"
+                    "cutin's rule does not act in this example (it checks every short pause; "
+                    "play to watch it).",
+                    style="italic",
                 )
             )
             return
@@ -290,7 +294,7 @@ class OverlapsScreen(Screen[None]):
         self._window = window_for(entry, run)
         self.last_play_events = []
         self._last_decision = None
-        self._show_checks(None)
+        self._show_checks(None, "last decision")
         self._live = LivePlay(
             run,
             on_event=self._from_play_thread,
@@ -328,7 +332,7 @@ class OverlapsScreen(Screen[None]):
         self._builder.feed(ev)
         if isinstance(ev, Opportunity) and ev.mode == "auto":
             self._last_decision = ev
-            self._show_checks(ev)
+            self._show_checks(ev, "last decision (live)")
         if isinstance(ev, EndEvent):
             self._finish_play()
 
@@ -342,6 +346,16 @@ class OverlapsScreen(Screen[None]):
             self._ticker = None
         if self._builder is not None:
             self._draw(self._builder.timeline(), self._window)
+        acted = next(
+            (
+                e
+                for e in self.last_play_events
+                if isinstance(e, Opportunity) and e.executed and e.decision != "NOTHING"
+            ),
+            None,
+        )
+        if acted is not None:
+            self._show_checks(acted, "the decision that acted")
         self._status("played")
 
     def _stop_live(self) -> None:

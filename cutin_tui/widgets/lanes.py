@@ -43,6 +43,8 @@ MARK_STYLE = {
     MarkKind.BACKCHANNEL: "bold #a77bd4",
     MarkKind.CUT: "bold #e0533f",
 }
+ROW_MARKS = frozenset({MarkKind.PAUSE, MarkKind.INTERRUPTION, MarkKind.BACKCHANNEL})
+"""Marks drawn on the marks row (the cut is drawn in the agent's lane)."""
 LEGEND = "█ speech  ▓ both at once  ▆ short sound  ▲ caller comes in  ✕ agent stops  · pause"
 
 
@@ -53,16 +55,26 @@ def render_lanes(
     cols = max(8, width - LABEL)
     out = Text(no_wrap=True, overflow="crop")
     play_col = column(until, t0, t1, cols) if until is not None else None
+    marks = mark_cells(tl, t0, t1, cols, until=until)
+    # The agent's cut is drawn in its own lane, so the caller's "comes in" mark shows too.
+    cuts = {col for col, m in marks.items() if m.kind is MarkKind.CUT}
+    for m in tl.marks:
+        col = column(m.t, t0, t1, cols)
+        if m.kind is MarkKind.CUT and col is not None and (until is None or m.t <= until):
+            cuts.add(col)
     for lane in ("agent", "caller"):
         out.append(f"{lane:<{LABEL}}", style=LANE_STYLE[lane])
         for col, cell in enumerate(lane_cells(tl, lane, t0, t1, cols, until=until)):
+            if lane == "agent" and col in cuts:
+                out.append(MARK_GLYPH[MarkKind.CUT], style=MARK_STYLE[MarkKind.CUT])
+                continue
             if col == play_col and cell is Cell.EMPTY:
                 out.append("▏", style="bold #e6e6e6")
                 continue
             style = LANE_STYLE[lane] if cell is Cell.SPEECH else CELL_STYLE[cell]
             out.append(GLYPH[cell], style=style)
         out.append("\n")
-    marks = mark_cells(tl, t0, t1, cols, until=until)
+    marks = mark_cells(tl, t0, t1, cols, until=until, kinds=ROW_MARKS)
     out.append(" " * LABEL)
     for col in range(cols):
         mark = marks.get(col)

@@ -43,7 +43,8 @@ class CheckLine:
 
     def plain(self) -> str:
         mark = "✓" if self.passed else "✗"
-        return f"{mark} {self.text}: {self.value} (needs {self.needed})"
+        sep = " " if self.text.endswith("?") else ": "
+        return f"{mark} {self.text}{sep}{self.value} (needs {self.needed})"
 
 
 def _value(v: Any) -> str:

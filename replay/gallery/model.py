@@ -10,12 +10,14 @@ messages naming the file and the field.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sessions.scenarios.model import Scenario
 
+ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 Kind = Literal["overlap", "disfluency"]
 MadeBy = Literal["rule", "script", "injection", "written"]
 InsertionKindName = Literal["filler", "repetition", "pause"]
@@ -130,7 +132,9 @@ class Expect(_Strict):
 def scenario_defaults(data: dict[str, Any], entry_id: Any, title: Any) -> dict[str, Any]:
     """An inline scenario may leave out name and title: they default to the entry's."""
     data = dict(data)
-    data.setdefault("name", entry_id if isinstance(entry_id, str) else "gallery")
+    # A bad id is reported on 'id', not a second time on the scenario's name.
+    usable = isinstance(entry_id, str) and re.fullmatch(ID_PATTERN, entry_id)
+    data.setdefault("name", entry_id if usable else "gallery-example")
     data.setdefault("title", title if isinstance(title, str) else "Gallery example")
     return data
 
@@ -138,7 +142,7 @@ def scenario_defaults(data: dict[str, Any], entry_id: Any, title: Any) -> dict[s
 class GalleryEntry(_Strict):
     """One type in the gallery."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    id: str = Field(pattern=ID_PATTERN)
     kind: Kind
     title: str = Field(min_length=1)
     also_called: str = ""

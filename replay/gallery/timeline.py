@@ -344,12 +344,21 @@ MARK_PRIORITY = {
 
 
 def mark_cells(
-    tl: Timeline, t0: float, t1: float, width: int, *, until: float | None = None
+    tl: Timeline,
+    t0: float,
+    t1: float,
+    width: int,
+    *,
+    until: float | None = None,
+    kinds: frozenset[MarkKind] | None = None,
 ) -> dict[int, Mark]:
-    """The most important mark per column (a cut beats an interruption beats a pause)."""
+    """The most important mark per column (a cut beats an interruption beats a pause);
+    only marks of ``kinds`` when given."""
     out: dict[int, Mark] = {}
     for mark in tl.marks:
         if until is not None and mark.t > until:
+            continue
+        if kinds is not None and mark.kind not in kinds:
             continue
         col = column(mark.t, t0, t1, width)
         if col is None:
