@@ -80,7 +80,7 @@ def test_marks_say_who_decided_and_where_the_agent_stopped() -> None:
 
 
 def test_lane_cells_and_overlaps_at_a_coarse_scale() -> None:
-    events = [
+    events: list[Event] = [
         AgentWords(t=4.0, turn=0, words=words(("long", 0.0, 4.0))),
         UserTurn(t=3.0, turn=0, original="x", rendered="x", end_t=5.0),
         Backchannel(t=1.0, turn=0, token="mm-hmm"),
