@@ -1,0 +1,437 @@
+"""The replay screen: calls and trials on the left, the turn table on the right.
+
+Loading runs in a thread worker that posts each loaded path's trials as they
+come, so the list fills while the rest load; a file that cannot be loaded
+becomes a notification naming it. Every worker's failure goes through one
+handler (:meth:`ReplayScreen.on_worker_state_changed`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList
+from textual.worker import Worker, WorkerState
+
+from cutin_tui.replay_audio import Clip, play_clip, turn_clip
+from cutin_tui.replay_commands import ReplayCommands
+from cutin_tui.replay_nav import Position, Predicate, find, is_cut, is_failure
+from cutin_tui.turn_layout import TurnTable, judge_groups
+from cutin_tui.widgets.trial_list import TrialList
+from cutin_tui.widgets.turn_view import TurnHeader, TurnView
+from replay.model import Trial, Verdict
+
+LOAD_GROUP = "replay-load"
+RECENT_DEFAULT = 50
+
+
+class TrialsLoaded(Message):
+    """One path's trials, from the loader thread."""
+
+    def __init__(self, path: Path, trials: list[Trial], warnings: list[str]) -> None:
+        super().__init__()
+        self.path = path
+        self.trials = trials
+        self.warnings = warnings
+
+
+class LoadProblem(Message):
+    """A path that could not be loaded; ``text`` names it and says why."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        super().__init__()
+        self.path = path
+        self.text = text
+
+
+class LoadFinished(Message):
+    """The loader went through every path (``looked_in``: the sessions folder, if listed)."""
+
+    def __init__(self, count: int, looked_in: Path | None) -> None:
+        super().__init__()
+        self.count = count
+        self.looked_in = looked_in
+
+
+class RulesJudged(Message):
+    def __init__(self, trial: Trial, verdicts: list[Verdict]) -> None:
+        super().__init__()
+        self.trial = trial
+        self.verdicts = verdicts
+
+
+def _b(key: str, action: str, label: str, tip: str, *, show: bool = True) -> Binding:
+    name = action.split("(")[0]
+    arg = action[len(name) :].strip("()'\"")
+    ident = f"replay.{name}" + (f".{arg}" if arg else "")
+    return Binding(key, action, label, show=show, id=ident, tooltip=tip)
+
+
+class ReplayScreen(Screen[None]):
+    """Replay logged calls and τ2 trials turn by turn."""
+
+    CSS_PATH = "../styles/replay.tcss"
+    TITLE = "cutin replay"
+    COMMANDS = {ReplayCommands}
+    BINDINGS = [
+        _b("f", "filter_failures", "Failures", "List only failed calls and trials (again: all)"),
+        _b("n", "next_failure", "Next fail", "Next failed turn, then the next failed trial"),
+        _b("N", "previous_failure", "Prev fail", "Previous failed turn or trial", show=False),
+        _b("c", "next_cut", "Next cut", "Next agent turn the tester cut"),
+        _b("C", "previous_cut", "Prev cut", "Previous cut", show=False),
+        _b("j", "turn(1)", "Next turn", "Focus the next turn"),
+        _b("k", "turn(-1)", "Prev turn", "Focus the previous turn", show=False),
+        _b("space", "play_turn", "Play", "Play the focused turn from the call's recording"),
+        _b("v", "toggle_columns", "Columns", "Show or hide every judge column"),
+        _b("1", "toggle_judge('rules')", "Rules", "Show or hide the rule judge", show=False),
+        _b("2", "toggle_judge('llm')", "LLM", "Show or hide the LLM judge", show=False),
+        _b("3", "toggle_judge('tau2')", "τ2", "Show or hide τ2 reward/review", show=False),
+        _b("r", "write_report", "Report", "Write an HTML report of the listed calls"),
+        _b("q", "close", "Back", "Leave the replay"),
+        _b("escape", "close", "Back", "Leave the replay", show=False),
+    ]
+
+    def __init__(
+        self,
+        paths: Sequence[Path | str] = (),
+        *,
+        sessions_dir: Path | None = None,
+        recent: int = RECENT_DEFAULT,
+        reports_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.paths = [Path(p) for p in paths]
+        self.sessions_dir = sessions_dir
+        self.recent = recent
+        self.reports_dir = reports_dir
+        self.trials: list[Trial] = []
+        self.problems: list[str] = []
+        self.hidden: set[str] = set()
+        self.loading_done = False
+        self._tables: dict[int, TurnTable] = {}
+        self._pending_row: int | None = None
+        self._stop_audio = threading.Event()
+
+    # ------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="replay-body"):
+            yield TrialList(id="trials")
+            view = TurnView(id="turns")
+            with Vertical(id="turn-pane"):
+                yield TurnHeader(view, id="turn-header")
+                yield view
+        yield Footer()
+
+    @property
+    def trial_list(self) -> TrialList:
+        return self.query_one(TrialList)
+
+    @property
+    def turn_view(self) -> TurnView:
+        return self.query_one(TurnView)
+
+    def on_mount(self) -> None:
+        self.sub_title = self._describe_source()
+        self.trial_list.loading = True
+        self.turn_view.show_message("loading…")
+        self.load()
+
+    def _describe_source(self) -> str:
+        if self.paths:
+            names = ", ".join(p.name or str(p) for p in self.paths[:3])
+            return names + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
+        return f"recent calls in {self.sessions_dir}" if self.sessions_dir else ""
+
+    # ------------------------------------------------------------ loading
+    @work(thread=True, exclusive=True, exit_on_error=False, group=LOAD_GROUP, name="loading calls")
+    def load(self) -> None:
+        """Load every path (or the recent logs of the sessions folder), one message each."""
+        from replay.errors import LoadError
+        from replay.load import load_path, recent_sessions
+
+        looked_in: Path | None = None
+        paths = self.paths
+        if not paths and self.sessions_dir is not None:
+            looked_in = self.sessions_dir
+            paths = recent_sessions(self.sessions_dir, self.recent)
+        count = 0
+        for path in paths:
+            try:
+                batch = load_path(path, skip_bad=True)
+            except LoadError as exc:
+                self.post_message(LoadProblem(path, str(exc)))
+                continue
+            except OSError as exc:
+                self.post_message(LoadProblem(path, f"{path}: cannot read: {exc}"))
+                continue
+            count += len(batch.trials)
+            self.post_message(TrialsLoaded(path, batch.trials, batch.warnings))
+        self.post_message(LoadFinished(count, looked_in))
+
+    def action_reload(self) -> None:
+        self.trials = []
+        self._tables.clear()
+        self.loading_done = False
+        self.trial_list.show([], failures_only=self.trial_list.failures_only)
+        self.trial_list.loading = True
+        self.turn_view.show_message("loading…")
+        self.load()
+
+    def on_trials_loaded(self, message: TrialsLoaded) -> None:
+        first = not self.trials
+        self.trials.extend(message.trials)
+        self.trial_list.loading = False
+        self.trial_list.append(message.trials)
+        groups = judge_groups(self.trials)
+        if groups != self.turn_view.judges and not first:
+            self._show_current()
+        if message.warnings:
+            shown = "\n".join(message.warnings[:3])
+            more = len(message.warnings) - 3
+            self.notify(
+                shown + (f"\n… and {more} more" if more > 0 else ""),
+                title=f"warnings loading {message.path.name}",
+                severity="warning",
+            )
+
+    def on_load_problem(self, message: LoadProblem) -> None:
+        self.problems.append(message.text)
+        self.notify(message.text, title="could not load", severity="error", timeout=10)
+
+    def on_load_finished(self, message: LoadFinished) -> None:
+        self.loading_done = True
+        self.trial_list.loading = False
+        if self.trials:
+            return
+        if message.looked_in is not None:
+            self.turn_view.show_message(
+                f"No calls in {message.looked_in}.\n"
+                "Make one with `cutin call`, or open logs and results: cutin replay PATH ..."
+            )
+        else:
+            self.turn_view.show_message("Nothing could be loaded (see the notifications).")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one handler for every worker's failure."""
+        worker = event.worker
+        if event.state == WorkerState.ERROR:
+            error = worker.error
+            self.notify(
+                f"{type(error).__name__}: {error}",
+                title=f"{worker.name or 'background task'} failed",
+                severity="error",
+                timeout=10,
+            )
+        if worker.group == LOAD_GROUP and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self.trial_list.loading = False
+            self.loading_done = True
+
+    # ------------------------------------------------------------ showing a trial
+    def table_for(self, trial: Trial) -> TurnTable:
+        """The (cached) turn table of ``trial``."""
+        table = self._tables.get(id(trial))
+        if table is None:
+            table = TurnTable(trial)
+            self._tables[id(trial)] = table
+        return table
+
+    @on(OptionList.OptionHighlighted, "#trials")
+    def _trial_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        row, self._pending_row = self._pending_row or 0, None
+        self._show_current(row)
+
+    def _show_current(self, row: int | None = None) -> None:
+        trial = self.trial_list.current
+        view = self.turn_view
+        if trial is None:
+            view.show_message("No failed calls." if self.trial_list.failures_only else "")
+            return
+        if row is None:
+            row = view.cursor if view.table is not None and view.table.trial is trial else 0
+        view.hidden = self.hidden
+        view.show(self.table_for(trial), judge_groups(self.trials), row)
+
+    def _go(self, where: Position) -> None:
+        position, row = where
+        listing = self.trial_list
+        if position == listing.position and self.turn_view.table is not None:
+            self.turn_view.move_to(row)
+            return
+        self._pending_row = row
+        listing.highlighted = position
+
+    def _jump(self, matches: Predicate, forward: bool, what: str) -> None:
+        listing = self.trial_list
+        if not listing.shown:
+            self.notify(f"no {what} to go to: nothing is listed", severity="warning")
+            return
+        start = (listing.position, self.turn_view.cursor)
+        where = find(
+            len(listing.shown),
+            lambda n: self.table_for(listing.trial_at(n)),
+            start,
+            matches,
+            forward=forward,
+        )
+        if where is None:
+            self.notify(f"no {what} in the listed calls", severity="information")
+            return
+        if where == start:
+            self.notify(f"this is the only {what}", severity="information")
+        self._go(where)
+
+    # ------------------------------------------------------------ actions
+    def action_next_failure(self) -> None:
+        self._jump(is_failure, True, "failure")
+
+    def action_previous_failure(self) -> None:
+        self._jump(is_failure, False, "failure")
+
+    def action_next_cut(self) -> None:
+        self._jump(is_cut, True, "cut")
+
+    def action_previous_cut(self) -> None:
+        self._jump(is_cut, False, "cut")
+
+    def action_turn(self, step: int) -> None:
+        self.turn_view.move_to(self.turn_view.cursor + step)
+
+    def action_filter_failures(self) -> None:
+        listing = self.trial_list
+        keep = listing.current
+        listing.show(self.trials, failures_only=not listing.failures_only, keep=keep)
+        if not listing.shown:
+            self._show_current()
+
+    def action_toggle_columns(self) -> None:
+        groups = set(self.turn_view.judges)
+        self.hidden = set() if groups and groups <= self.hidden else groups | self.hidden
+        self.turn_view.set_hidden(self.hidden)
+
+    def action_toggle_judge(self, group: str) -> None:
+        if group not in self.turn_view.judges:
+            self.notify(f"no {group} verdicts in these calls", severity="information")
+            return
+        self.hidden ^= {group}
+        self.turn_view.set_hidden(self.hidden)
+
+    def action_close(self) -> None:
+        self._stop_audio.set()
+        if len(self.app.screen_stack) > 1:
+            self.dismiss()
+        else:
+            self.app.exit()
+
+    # -- audio
+    def action_play_turn(self) -> None:
+        view = self.turn_view
+        if view.table is None or view.cursor == 0:
+            self.notify("focus a turn to play it (j/k or the arrow keys)", severity="information")
+            return
+        trial = view.table.trial
+        clip = turn_clip(trial, trial.turns[view.cursor - 1])
+        if isinstance(clip, str):
+            self.notify(f"cannot play this turn: {clip}", title="no audio", severity="warning")
+            return
+        self._stop_audio.set()
+        self._stop_audio = threading.Event()
+        self.play(clip, self._stop_audio)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="replay-audio", name="playback")
+    def play(self, clip: Clip, stop: threading.Event) -> None:
+        play_clip(clip, stop)
+
+    # -- judging
+    def action_judge_rules(self) -> None:
+        view = self.turn_view
+        if view.table is None:
+            self.notify("no call shown to judge", severity="warning")
+            return
+        self.judge_rules(view.table.trial)
+
+    @work(thread=True, exit_on_error=False, group="replay-judge", name="rule judge")
+    def judge_rules(self, trial: Trial) -> None:
+        from replay.judges.rules import judge_trial
+
+        self.post_message(RulesJudged(trial, judge_trial(trial)))
+
+    def on_rules_judged(self, message: RulesJudged) -> None:
+        trial = message.trial
+        trial.verdicts = [v for v in trial.verdicts if v.judge != "rules"] + message.verdicts
+        self._tables.pop(id(trial), None)
+        self.trial_list.refresh_trial(trial)
+        if self.turn_view.table is not None and self.turn_view.table.trial is trial:
+            self._show_current()
+        failed = sum(1 for v in message.verdicts if v.label == "fail")
+        self.notify(f"rule judge: {len(message.verdicts)} verdicts, {failed} fail")
+
+    # -- reports
+    def action_write_report(self) -> None:
+        self.write_report(open_it=False)
+
+    def action_open_report(self) -> None:
+        self.write_report(open_it=True)
+
+    @work(thread=True, exit_on_error=False, group="replay-report", name="report")
+    def write_report(self, open_it: bool) -> None:
+        from replay.report import render_html
+
+        listing = self.trial_list
+        trials = [listing.trial_at(n) for n in range(len(listing.shown))]
+        if not trials:
+            self.app.call_from_thread(self.notify, "nothing listed to report", severity="warning")
+            return
+        folder = self.reports_dir or _default_reports_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = folder / f"cutin-report-{stamp}.html"
+        path.write_text(render_html(trials), encoding="utf-8")
+        self.app.call_from_thread(
+            self.notify, f"{len(trials)} calls → {path}", title="report written"
+        )
+        if open_it:
+            self.app.call_from_thread(self.app.open_url, path.resolve().as_uri())
+
+
+def _default_reports_dir() -> Path:
+    from sessions.settings import Settings
+
+    return Settings().cache_dir / "reports"
+
+
+class ReplayApp(App[None]):
+    """A minimal app whose only screen is the replay (``cutin replay``, tests, bench)."""
+
+    TITLE = "cutin"
+    CSS_PATH = "../styles/replay.tcss"
+    """Also here: Textual loads a screen's CSS_PATH when pushed, not for the default screen."""
+
+    def __init__(
+        self,
+        paths: Sequence[Path | str] = (),
+        *,
+        sessions_dir: Path | None = None,
+        recent: int = RECENT_DEFAULT,
+        reports_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self._screen_args = (list(paths), sessions_dir, recent, reports_dir)
+
+    def get_default_screen(self) -> Screen[None]:
+        paths, sessions_dir, recent, reports_dir = self._screen_args
+        return ReplayScreen(
+            paths, sessions_dir=sessions_dir, recent=recent, reports_dir=reports_dir
+        )
+
+
+__all__ = ["LoadFinished", "LoadProblem", "ReplayApp", "ReplayScreen", "TrialsLoaded"]

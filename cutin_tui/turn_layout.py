@@ -1,0 +1,422 @@
+"""The replay turn table as wrapped lines of (text, role) pieces, one row at a time.
+
+Pure layout: no Textual, no I/O. The turn view widget asks for one row's cells
+only when that row is about to be drawn (or its height is needed), so a two-hour
+call costs nothing for the rows nobody looks at. A *role* names a look
+("cut", "filler", "fail", ...); the widget maps roles to styles from its .tcss.
+
+Row 0 is the call itself (call-scope verdicts in the judge columns); row ``i`` is
+turn ``i - 1``. Columns: time · speaker · text · one column per judge group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rich.cells import cell_len, chop_cells
+
+from replay.model import ERROR, FAIL, INFO, PASS, WARN, InlineEvent, Trial, Turn, Verdict
+
+Piece = tuple[str, str]
+"""(text, role)."""
+Line = list[Piece]
+
+GUTTER_W = 1
+"""A mark beside the focused row."""
+TIME_W = 7
+SPEAKER_W = 7
+JUDGE_W = 13
+MIN_TEXT_W = 16
+GAP = " │"
+GAP_W = cell_len(GAP)
+
+JUDGE_ORDER = ("rules", "llm", "tau2")
+JUDGE_TITLES = {"rules": "rules", "llm": "LLM", "tau2": "τ2"}
+GLYPH = {PASS: "✓", FAIL: "✗", WARN: "!", INFO: "i", ERROR: "⚠"}
+INSERTION_KINDS = ("filler", "repetition", "pause")
+SHORT_NAMES = {
+    "response_latency": "latency",
+    "presumes_unspoken": "unheard",
+    "backchannel": "backch.",
+}
+# Event kinds drawn among the words (where the timing allows) rather than listed.
+_TIMED = frozenset({"backchannel", "short_pause", "opportunity", "error"})
+_HIDDEN = frozenset({"turn_end", "speech_start", "interruption"})
+"""interruption is the cut marker itself; turn_end and speech_start are the row's own times."""
+
+
+def judge_group(judge: str) -> str:
+    """The column a judge's verdicts go in: every τ2 judge (reward, reviews) shares one."""
+    return "tau2" if judge.startswith("tau2") else judge
+
+
+def judge_groups(trials: Iterable[Trial]) -> tuple[str, ...]:
+    """The judge columns a batch needs, rules · LLM · τ2 first, others after in name order."""
+    found = {judge_group(v.judge) for t in trials for v in t.verdicts}
+    known = [g for g in JUDGE_ORDER if g in found]
+    return (*known, *sorted(found - set(JUDGE_ORDER)))
+
+
+def judge_title(group: str) -> str:
+    return JUDGE_TITLES.get(group, group)
+
+
+def format_time(t: float | None) -> str:
+    """Call time as M:SS.s (or H:MM:SS past an hour)."""
+    if t is None:
+        return "—"
+    if t >= 3600:
+        h, rest = divmod(int(t), 3600)
+        m, s = divmod(rest, 60)
+        return f"{h}:{m:02d}:{s:02d}"
+    minutes, tenths = divmod(round(t * 10), 600)  # in tenths, so 59.96 s is 1:00.0
+    return f"{minutes}:{tenths / 10:04.1f}"
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} s"
+
+
+# ---------------------------------------------------------------- wrapping
+def wrap(tokens: Iterable[Piece], width: int) -> list[Line]:
+    """Greedy word wrap of tokens (each a word or mark) joined by single spaces;
+    a token wider than ``width`` is split across lines."""
+    width = max(1, width)
+    lines: list[Line] = []
+    cur: Line = []
+    used = 0
+    for text, role in tokens:
+        w = cell_len(text)
+        if w > width:
+            if cur:
+                lines.append(cur)
+            chunks = chop_cells(text, width)
+            lines.extend([(chunk, role)] for chunk in chunks[:-1])
+            cur, used = [(chunks[-1], role)], cell_len(chunks[-1])
+            continue
+        if cur and used + 1 + w > width:
+            lines.append(cur)
+            cur, used = [], 0
+        if cur:
+            cur.append((" ", ""))
+            used += 1
+        cur.append((text, role))
+        used += w
+    if cur:
+        lines.append(cur)
+    return lines
+
+
+def clip(pieces: Line, width: int) -> Line:
+    """``pieces`` cut to ``width`` cells, with an ellipsis when something was cut."""
+    total = sum(cell_len(t) for t, _ in pieces)
+    if total <= width:
+        return pieces
+    out: Line = []
+    room = width - 1
+    for text, role in pieces:
+        w = cell_len(text)
+        if w <= room:
+            out.append((text, role))
+            room -= w
+            continue
+        if room > 0:
+            out.append((chop_cells(text, room)[0], role))
+        break
+    out.append(("…", "dim"))
+    return out
+
+
+def line_width(line: Line) -> int:
+    return sum(cell_len(t) for t, _ in line)
+
+
+# ---------------------------------------------------------------- columns
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Widths of the table at one terminal width with some judge columns shown."""
+
+    width: int
+    judges: tuple[str, ...]
+
+    @property
+    def text_w(self) -> int:
+        fixed = GUTTER_W + TIME_W + SPEAKER_W + len(self.judges) * (JUDGE_W + GAP_W)
+        return max(MIN_TEXT_W, self.width - fixed)
+
+    def header(self) -> Line:
+        """The column titles, as one line."""
+        out: Line = [
+            (" " * GUTTER_W, "header"),
+            ("time".ljust(TIME_W), "header"),
+            ("who".ljust(SPEAKER_W), "header"),
+            ("text".ljust(self.text_w), "header"),
+        ]
+        for group in self.judges:
+            out.append((GAP, "rule"))
+            out.append((" " + _fit(judge_title(group), JUDGE_W - 1).ljust(JUDGE_W - 1), "header"))
+        return out
+
+
+def _fit(text: str, width: int) -> str:
+    return text if cell_len(text) <= width else chop_cells(text, width - 1)[0] + "…"
+
+
+@dataclass(slots=True)
+class RowCells:
+    """One table row, wrapped: its text lines and each judge column's lines."""
+
+    time: str
+    speaker: str
+    speaker_role: str
+    text: list[Line]
+    judges: list[list[Line]] = field(default_factory=list)
+
+    @property
+    def height(self) -> int:
+        return max(1, len(self.text), *(len(j) for j in self.judges))
+
+
+# ---------------------------------------------------------------- turn content
+def _event_mark(e: InlineEvent) -> Piece | None:
+    """The inline mark of a timed event, or None for events not worth a mark."""
+    if e.kind == "backchannel":
+        return (f"⟨{e.label or 'backchannel'}⟩", "backchannel")
+    if e.kind == "short_pause":
+        return ("‖", "pause-mark")
+    if e.kind == "opportunity":
+        decision = (e.label or "").upper()
+        if decision in ("", "NOTHING") or e.data.get("executed"):
+            return None  # executed actions show as their own mark (cut, backchannel)
+        mode = e.data.get("mode", "shadow")
+        return (f"◇{decision.lower()}({mode})", "opportunity")
+    if e.kind == "error":
+        return ("⚠error", "error")
+    return None
+
+
+def _event_text(e: InlineEvent) -> Piece:
+    """A listed (untimed) event as one piece."""
+    label = e.label or ""
+    if e.kind == "tool_call":
+        return (f"⚙ {label}", "tool")
+    if e.kind == "tool_result":
+        return (f"↳ {label}", "tool")
+    if e.kind == "backchannel":
+        return (f"⟨{label or 'backchannel'}⟩ at {format_time(e.t)}", "backchannel")
+    if e.kind == "short_pause":
+        return (f"‖ pause at {format_time(e.t)}", "pause-mark")
+    if e.kind == "error":
+        return (f"⚠ {label}", "error")
+    if e.kind == "agent_interruption":
+        return (f"↯ agent cut in at {format_time(e.t)}", "cut")
+    name = e.kind.replace("_", " ")
+    return (f"· {name} {label} at {format_time(e.t)}".replace("  ", " "), "event")
+
+
+def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
+    """The agent's words (spoken, cut marker, unspoken) with timed events placed
+    between the words they fell between; events that could not be placed."""
+    spoken = turn.spoken.split()
+    unspoken = turn.unspoken.split()
+    events = [e for e in turn.events if e.kind not in _HIDDEN]
+    timed = [e for e in events if e.kind in _TIMED]
+    rest = [e for e in events if e.kind not in _TIMED]
+    starts = [w.start for w in turn.words]
+    # Talk-over words (played after the cut) are timed too; only the heard ones count.
+    starts = starts[: len(spoken)]
+    placeable = bool(spoken) and len(starts) == len(spoken)
+    marks: dict[int, list[Piece]] = {}
+    if placeable:
+        for e in timed:
+            mark = _event_mark(e)
+            if mark is None:
+                continue
+            pos = sum(1 for s in starts if s < e.t)  # words already begun when it happened
+            marks.setdefault(pos, []).append(mark)
+    else:
+        rest = [e for e in events if not (e.kind == "opportunity" and _event_mark(e) is None)]
+    out: list[Piece] = []
+    for i, word in enumerate(spoken):
+        out.extend(marks.get(i, ()))
+        out.append((word, "agent"))
+    out.extend(marks.get(len(spoken), ()))
+    if turn.interrupted:
+        out.append(("▌cut", "cut"))
+    out.extend((w, "unspoken") for w in unspoken)
+    if not spoken and not unspoken:
+        dur = turn.duration
+        out.append((f"(speech, {dur:.1f} s, no words)" if dur else "(no words)", "dim"))
+    return out, rest
+
+
+def diff_tokens(rendered: str, kinds: Sequence[tuple[int, str]]) -> list[Piece]:
+    """Rendered tokens, each inserted one with its kind as role (see controls.disfluency:
+    the k-th insertion in order sits at rendered position index + k)."""
+    at = {index + k: kind for k, (index, kind) in enumerate(kinds)}
+    out: list[Piece] = []
+    for pos, tok in enumerate(rendered.split()):
+        kind = at.get(pos)
+        if kind is None:
+            out.append((tok, "user"))
+        else:
+            out.append((tok, kind if kind in INSERTION_KINDS else "inserted"))
+    return out
+
+
+def _user_lines(turn: Turn, width: int) -> list[Line]:
+    original = turn.original if turn.original is not None else turn.text
+    head: list[Piece] = []
+    if turn.source == "interruption":
+        head.append(("▲", "cut"))
+    lines = wrap([*head, *((w, "user") for w in original.split())], width)
+    rendered = turn.rendered
+    if rendered is not None and rendered.split() != original.split():
+        kinds = [(i.index, i.kind) for i in turn.insertions]
+        lines += wrap([("heard:", "dim"), *diff_tokens(rendered, kinds)], width)
+    if not lines:
+        lines = [[("(silence)", "dim")]]
+    lines.extend(clip([_event_text(e)], width) for e in turn.events if e.kind not in _HIDDEN)
+    return lines
+
+
+def _agent_lines(turn: Turn, width: int) -> list[Line]:
+    tokens, rest = _words_with_marks(turn)
+    lines = wrap(tokens, width)
+    if turn.interrupted and turn.cut_t is not None:
+        note = f"cut at {format_time(turn.cut_t)}"
+        if turn.talk_over_s is not None:
+            note += f", talked over for {_seconds(turn.talk_over_s)}"
+        lines.extend(wrap([(w, "cut-note") for w in note.split()], width))
+    lines.extend(clip([_event_text(e)], width) for e in rest)
+    return lines
+
+
+def _indent(lines: list[Line]) -> list[Line]:
+    return [[(" ", ""), *line] for line in lines]
+
+
+def _verdict_lines(verdicts: Sequence[Verdict], width: int, focused: bool) -> list[Line]:
+    out: list[Line] = []
+    for v in verdicts:
+        name = SHORT_NAMES.get(v.name, v.name) or v.judge
+        head: Line = [(" " + GLYPH.get(v.label, "?"), v.label), (" ", ""), (name, v.label)]
+        out.append(clip(head, width))
+        if not focused:
+            continue
+        if v.judge != judge_group(v.judge):
+            out.extend(_indent(wrap([(w, "dim") for w in f"({v.judge})".split()], width - 1)))
+        if v.rationale:
+            out.extend(_indent(wrap([(w, "rationale") for w in v.rationale.split()], width - 1)))
+    return out
+
+
+# ---------------------------------------------------------------- the table
+class TurnTable:
+    """Rows of one trial, laid out on demand."""
+
+    def __init__(self, trial: Trial) -> None:
+        self.trial = trial
+        by_turn: dict[int, list[Verdict]] = {}
+        calls: list[Verdict] = []
+        for v in trial.current_verdicts():
+            if v.scope == "turn" and v.turn is not None:
+                by_turn.setdefault(v.turn, []).append(v)
+            else:
+                calls.append(v)
+        self._by_turn = by_turn
+        self._calls = calls
+
+    def __len__(self) -> int:
+        return len(self.trial.turns) + 1
+
+    def verdicts(self, row: int) -> list[Verdict]:
+        """Current verdicts of a row (row 0: the call's own)."""
+        return self._calls if row == 0 else self._by_turn.get(row - 1, [])
+
+    def fails(self, row: int) -> bool:
+        """Is this row a failure (row 0: the call failed)?"""
+        if row == 0:
+            return self.trial.failed or any(v.label == FAIL for v in self._calls)
+        return any(v.label == FAIL for v in self._by_turn.get(row - 1, ()))
+
+    def is_cut(self, row: int) -> bool:
+        """Is this row an agent turn the tester cut?"""
+        if row == 0:
+            return False
+        turn = self.trial.turns[row - 1]
+        return turn.speaker == "agent" and (turn.interrupted or turn.cut_t is not None)
+
+    def start(self, row: int) -> float | None:
+        return None if row == 0 else self.trial.turns[row - 1].start
+
+    def cells(self, row: int, columns: Columns, focused: bool = False) -> RowCells:
+        """Row ``row`` wrapped to ``columns``; ``focused`` rows show verdict rationales."""
+        width = columns.text_w
+        if row == 0:
+            cells = RowCells("", "call", "call", self._call_lines(width, focused))
+        else:
+            turn = self.trial.turns[row - 1]
+            agent = turn.speaker == "agent"
+            cells = RowCells(
+                format_time(turn.start),
+                "agent" if agent else "tester",
+                "agent-label" if agent else "user-label",
+                _agent_lines(turn, width) if agent else _user_lines(turn, width),
+            )
+        verdicts = self.verdicts(row)
+        for group in columns.judges:
+            mine = [v for v in verdicts if judge_group(v.judge) == group]
+            cells.judges.append(_verdict_lines(mine, JUDGE_W, focused))
+        return cells
+
+    def _call_lines(self, width: int, focused: bool) -> list[Line]:
+        t = self.trial
+        ok = not t.failed
+        head: list[Piece] = [("✓" if ok else "✗", "pass" if ok else "fail"), (t.id, "title")]
+        if t.task_id is not None:
+            head.append((f"· task {t.task_id}", "meta"))
+        if t.reward is not None:
+            head.append((f"· reward {t.reward:g}", "pass" if ok else "fail"))
+        lines = wrap(head, width)
+        facts = [t.mode, f"{len(t.turns)} turns"]
+        if t.duration is not None:
+            facts.append(format_time(t.duration))
+        cuts = sum(1 for turn in t.agent_turns() if turn.interrupted)
+        if cuts:
+            facts.append(f"{cuts} cut{'s' if cuts != 1 else ''}")
+        reason = t.meta.get("termination_reason") or t.meta.get("end_reason")
+        if reason:
+            facts.append(str(reason))
+        lines += wrap([(w, "meta") for w in " · ".join(facts).split()], width)
+        if focused:
+            purpose = t.meta.get("task_purpose")
+            if purpose:
+                lines += wrap([(w, "rationale") for w in str(purpose).split()], width)
+            for warning in t.warnings:
+                lines += wrap([(w, "warn") for w in f"warning: {warning}".split()], width)
+        return lines
+
+
+__all__ = [
+    "GAP",
+    "GLYPH",
+    "GUTTER_W",
+    "JUDGE_W",
+    "SPEAKER_W",
+    "TIME_W",
+    "Columns",
+    "Line",
+    "Piece",
+    "RowCells",
+    "TurnTable",
+    "clip",
+    "diff_tokens",
+    "format_time",
+    "judge_group",
+    "judge_groups",
+    "judge_title",
+    "line_width",
+    "wrap",
+]
