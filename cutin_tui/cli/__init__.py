@@ -21,8 +21,11 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("simulate", "cutin_tui.cli.simulate_cmd", "headless batch runs: scenarios x conditions x runs"),
     ("judge", "cutin_tui.cli.judge_cmd", "judge logged calls (rules or LLM) and record verdicts"),
     ("report", "cutin_tui.cli.report_cmd", "render calls turn by turn as Markdown, HTML or JSON"),
+    ("replay", "cutin_tui.cli.replay_cmd", "step through logged calls and τ2 trials turn by turn"),
     ("audit", "cutin_tui.cli.audit_cmd", "realized disfluency and turn-taking rates, with tests"),
     ("overlaps", "cutin_tui.cli.overlaps_cmd", "gallery of overlap and disfluency types; handout"),
+    ("positions", "cutin_tui.cli.positions_cmd", "freeze caller-reply positions of calls"),
+    ("prompt-audit", "cutin_tui.cli.prompt_audit_cmd", "prompted vs injected disfluency, paired"),
 ]
 
 
