@@ -38,6 +38,21 @@ class SimulatedTurn:
     stats: CallStats
 
 
+def simulator_view(system_prompt: str, history: list[Message]) -> list[ChatMessage]:
+    """What a simulator with ``system_prompt`` is sent for ``history`` (agent-side roles):
+    roles flipped, the agent's system messages dropped, a cut agent message marked, and
+    an opening cue when the agent has not spoken."""
+    out: list[ChatMessage] = [{"role": "system", "content": system_prompt}]
+    for m in history:
+        if m.role == "assistant":
+            out.append({"role": "user", "content": user_sim.agent_message(m.content, m.truncated)})
+        elif m.role == "user":
+            out.append({"role": "assistant", "content": m.content})
+    if len(out) == 1:
+        out.append({"role": "user", "content": user_sim.opening_cue()})
+    return out
+
+
 class UserSimulator:
     """Generates the caller's turns; also satisfies the call loop's ``UserProvider``."""
 
@@ -56,17 +71,7 @@ class UserSimulator:
     # messages ----------------------------------------------------------------------
     def messages_for(self, history: list[Message]) -> list[ChatMessage]:
         """The simulator's view of ``history``: its system prompt, then flipped roles."""
-        out: list[ChatMessage] = [{"role": "system", "content": self.system_prompt}]
-        for m in history:
-            if m.role == "assistant":
-                out.append(
-                    {"role": "user", "content": user_sim.agent_message(m.content, m.truncated)}
-                )
-            elif m.role == "user":
-                out.append({"role": "assistant", "content": m.content})
-        if len(out) == 1:
-            out.append({"role": "user", "content": user_sim.opening_cue()})
-        return out
+        return simulator_view(self.system_prompt, history)
 
     # turns -------------------------------------------------------------------------
     def suggest_turn(self, history: list[Message]) -> SimulatedTurn:
