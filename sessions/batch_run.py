@@ -23,11 +23,13 @@ from sessions.agents.base import Agent
 from sessions.batch import CallSpec, CallTally, tally
 from sessions.call.config import CallConfig
 from sessions.call.loop import CallLoop, InterruptionText
+from sessions.call.policy import TurnTakingPolicy
 from sessions.call.recorder import Recorder, make_header
 from sessions.call.users import ScriptedUser, UserProvider
 from sessions.log.models import AgentInfo, Header, SpeechInfo
 from sessions.log.reader import LogError, read_session
 from sessions.log.writer import new_session_id
+from sessions.policies.factory import close_policy
 from sessions.scenarios.model import Scenario
 from sessions.speech_clock import SpeakingStyle
 
@@ -189,6 +191,18 @@ def _make_agent(scenario: Scenario, spec: CallSpec, options: RunOptions) -> tupl
     raise ValueError(f"unknown agent kind {options.agent!r}")
 
 
+def _make_policies(
+    spec: CallSpec, options: RunOptions
+) -> tuple[TurnTakingPolicy | None, TurnTakingPolicy | None]:
+    from sessions.policies.factory import build_policy
+
+    needs_llm = "tau-voice" in (options.policy, options.shadow)
+    llm = _llm_config(options, spec) if needs_llm else None
+    policy = build_policy(options.policy, llm=llm, seed=spec.seed)
+    shadow = build_policy(options.shadow, llm=llm, seed=spec.seed, shadow=True)
+    return policy, shadow
+
+
 @dataclass
 class _Caller:
     """Who speaks for the caller, and how their interruption lines are made."""
@@ -251,12 +265,15 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
     caller = _make_user(scenario, spec, options)
     recorder = Recorder(part, _header(spec, config, info, options, caller))
     counted = CallTally()
+    policy, shadow = _make_policies(spec, options)
     loop = CallLoop(
         config,
         agent,
         user=caller.user,
         listeners=[recorder, counted.add],
         interruption_text=caller.interruption_text,
+        policy=policy,
+        shadow=shadow,
     )
     crash: str | None = None
     try:
@@ -272,6 +289,9 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
         recorder.close()
         with contextlib.suppress(Exception):
             caller.close()
+        for p in (policy, shadow):
+            with contextlib.suppress(Exception):
+                close_policy(p)
     if crash is None and counted.complete and not counted.errors:
         target = final_path(out_dir, spec)
         os.replace(part, target)

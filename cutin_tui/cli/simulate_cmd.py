@@ -105,12 +105,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--policy",
         choices=("rules", "tau-voice"),
         default="rules",
-        help="turn-taking policy that acts (default rules; tau-voice: not available yet)",
+        help="turn-taking policy that acts: rules (default) or tau-voice (LLM classifiers "
+        "every 2.0 s of agent speech; needs --base-url/--model)",
     )
     p.add_argument(
         "--shadow",
-        choices=("tau-voice",),
-        help="a second policy whose decisions are only logged (not available yet)",
+        choices=("rules", "tau-voice"),
+        help="a second policy asked at the same opportunities, logged only (mode shadow)",
     )
     p.add_argument(
         "--speech",
@@ -139,20 +140,22 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def _check_available(args: argparse.Namespace) -> None:
     """Flags accepted for the interface, whose backends are not wired in yet."""
-    if args.policy != "rules":
-        raise CliError(f"--policy {args.policy}: {_NOT_YET} (use --policy rules)")
-    if args.shadow is not None:
-        raise CliError(f"--shadow {args.shadow}: {_NOT_YET}")
+    if args.shadow is not None and args.shadow == args.policy:
+        raise CliError(f"--shadow {args.shadow} is already the acting --policy")
     if args.speech != "text":
         raise CliError(f"--speech {args.speech}: {_NOT_YET}; batch calls run on the text clock")
     if not _uses_llm(args) and (args.model or args.base_url):
-        raise CliError("--model and --base-url need --agent openai or --user llm")
+        raise CliError(
+            "--model and --base-url need --agent openai, --user llm or a tau-voice policy"
+        )
     if args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
 
 
 def _uses_llm(args: argparse.Namespace) -> bool:
-    return bool(args.agent == "openai" or args.user == "llm")
+    return bool(
+        args.agent == "openai" or args.user == "llm" or "tau-voice" in (args.policy, args.shadow)
+    )
 
 
 def _check_llm(args: argparse.Namespace) -> str:

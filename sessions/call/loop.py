@@ -485,25 +485,25 @@ class CallLoop:
         )
         index = self._opportunities
         self._opportunities += 1
+        decision = self.policy.at_pause(ctx)
+        if decision is not None:
+            will_act = decision.action is not Action.NOTHING and self._pending is None
+            self._log_opportunity(
+                index, ev, turn, decision, self.policy.name, "auto", situation, executed=will_act
+            )
+            if will_act:
+                if decision.delay_s > 0:
+                    self._pending = _Pending(ev.t + decision.delay_s, decision, turn.index)
+                else:
+                    self._execute(decision, ev.t, trigger="auto", turn=turn.index)
+        # The shadow sees the same moment (ctx is a snapshot) but runs after the acting
+        # policy, so a slow shadow (an LLM) never delays what the caller actually does.
         if self.shadow is not None:
             shadow = self.shadow.at_pause(ctx)
             if shadow is not None:
                 self._log_opportunity(
                     index, ev, turn, shadow, self.shadow.name, "shadow", situation, executed=False
                 )
-        decision = self.policy.at_pause(ctx)
-        if decision is None:
-            return
-        will_act = decision.action is not Action.NOTHING and self._pending is None
-        self._log_opportunity(
-            index, ev, turn, decision, self.policy.name, "auto", situation, executed=will_act
-        )
-        if not will_act:
-            return
-        if decision.delay_s > 0:
-            self._pending = _Pending(ev.t + decision.delay_s, decision, turn.index)
-        else:
-            self._execute(decision, ev.t, trigger="auto", turn=turn.index)
 
     def _poll_policies(self, t: float) -> None:
         """Give polling policies (τ-Voice's fixed schedule) their per-frame look."""

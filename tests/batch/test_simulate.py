@@ -197,10 +197,10 @@ def test_scenario_file_by_path(tmp_path: Path, capsys: pytest.CaptureFixture[str
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--policy", "tau-voice"], "--policy tau-voice: not available yet"),
-        (["--shadow", "tau-voice"], "--shadow tau-voice: not available yet"),
+        (["--policy", "tau-voice"], "no API key: set OPENAI_API_KEY, or give --base-url"),
+        (["--shadow", "rules"], "--shadow rules is already the acting --policy"),
         (["--speech", "espeak"], "--speech espeak: not available yet"),
-        (["--model", "x"], "--model and --base-url need --agent openai or --user llm"),
+        (["--model", "x"], "--model and --base-url need --agent openai, --user llm or a tau"),
         (["--scenario", "no-such"], "unknown scenario 'no-such'"),
         (["--runs", "0"], "--runs must be at least 1"),
         (["--jobs", "0"], "--jobs must be at least 1"),
