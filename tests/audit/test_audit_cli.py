@@ -36,12 +36,13 @@ TURN_TAKING_KEYS = {
 }
 
 # Tester-like words without digits or '@', so no boundary is protected.
-_VOCAB = (
+_PROSE = (
     "hello I would like to ask about my order from last week the package never "
     "arrived and I have been waiting for a refund since Monday could you please check "
     "what happened with the delivery because the tracking page says it was left at "
     "the front door but nothing was there when I got home"
-).split(" ")
+)
+_VOCAB = _PROSE.split(" ")
 
 
 def cutin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -79,7 +80,7 @@ def test_texts_mode_rates_track_alpha(tmp_path: Path, child_env: dict[str, str])
     rows = {r["condition"]["alpha"]: r for r in data["disfluency"]}
     assert list(rows) == [0.0, 0.25, 0.5, 0.75, 1.0]
     for row in rows.values():
-        assert DISFLUENCY_KEYS <= set(row)
+        assert set(row) >= DISFLUENCY_KEYS
         assert row["conversations"] == 300
     assert rows[0.0]["fillers_per_1k"] == 0.0
     for alpha in (0.25, 0.5, 0.75, 1.0):
@@ -125,7 +126,7 @@ def test_session_logs_folder(tmp_path: Path, child_env: dict[str, str]) -> None:
         ({"beta": 0.5}, "backchannel"),
     ]
     for row in rows:
-        assert TURN_TAKING_KEYS <= set(row)
+        assert set(row) >= TURN_TAKING_KEYS
         assert row["behavior"] in ("interruption", "backchannel")
         assert (row["opportunities"], row["actions"], row["agent_turns"]) == (5, 1, 3)
     tables = cutin(str(folder), "--by", "beta,policy", env=child_env)
