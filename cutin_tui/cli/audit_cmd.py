@@ -10,7 +10,7 @@ from cutin_tui.cli.args import tendency_list
 
 DESCRIPTION = (
     "Audit realized behaviour per condition: disfluency (fillers, repetitions and both "
-    "per 1,000 words with 95%% bootstrap intervals over conversations, turn-initial "
+    "per 1,000 words with 95% bootstrap intervals over conversations, turn-initial "
     "filler share, share of turns with any, variance-to-mean ratio), turn-taking "
     "(interruptions and backchannels per opportunity and per agent turn, where they "
     "land), Kendall's τ-b of each dial against its realized rate, and Wilcoxon "
