@@ -9,6 +9,7 @@ lanes as it goes and showing the rule's checks at each short pause.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from rich.markup import escape
@@ -63,9 +64,11 @@ def group_of(entry: GalleryEntry) -> str:
 class LiveEvent(Message):
     """A call-loop event from the play thread, handed to the screen."""
 
-    def __init__(self, event: Event) -> None:
+    def __init__(self, event: Event, play: int) -> None:
         super().__init__()
         self.event = event
+        self.play = play
+        """Which play it belongs to (a stopped play's late events are ignored)."""
 
 
 class PlayProblem(Message):
@@ -127,6 +130,8 @@ class OverlapsScreen(Screen[None]):
         self._last_decision: Opportunity | None = None
         self._ticker: Timer | None = None
         self._window = (0.0, 1.0)
+        self._play = 0
+        self._stopped = False
         self.last_play_events: list[Event] = []
         """Events of the most recent live play (for tests and the status line)."""
 
@@ -195,6 +200,8 @@ class OverlapsScreen(Screen[None]):
 
     def show_entry(self, entry: GalleryEntry) -> None:
         self._stop_live()
+        self._play += 1  # whatever the last play still reports is not for this entry
+        self._builder = None
         self._current = entry
         try:
             run = self.run_of(entry)
@@ -289,6 +296,8 @@ class OverlapsScreen(Screen[None]):
         if entry is None:
             return
         self._stop_live()
+        self._play += 1
+        self._stopped = False
         run = self.run_of(entry)
         self._builder = timeline_builder(run.config)
         self._window = window_for(entry, run)
@@ -297,7 +306,7 @@ class OverlapsScreen(Screen[None]):
         self._show_checks(None, "last decision")
         self._live = LivePlay(
             run,
-            on_event=self._from_play_thread,
+            on_event=partial(self._from_play_thread, self._play),
             on_error=self._problem_from_play_thread,
             speed=self.speed,
             voice=self.voice if self.speed == 1.0 else None,
@@ -306,8 +315,8 @@ class OverlapsScreen(Screen[None]):
         self._ticker = self.set_interval(1 / 20, self._tick)
         self._status("playing")
 
-    def _from_play_thread(self, event: Event) -> None:
-        self.post_message(LiveEvent(event))
+    def _from_play_thread(self, play: int, event: Event) -> None:
+        self.post_message(LiveEvent(event, play))
 
     def _problem_from_play_thread(self, text: str) -> None:
         self.post_message(PlayProblem(text))
@@ -325,7 +334,7 @@ class OverlapsScreen(Screen[None]):
 
     @on(LiveEvent)
     def _live_event(self, message: LiveEvent) -> None:
-        if self._builder is None:
+        if self._builder is None or message.play != self._play:
             return
         ev = message.event
         self.last_play_events.append(ev)
@@ -356,7 +365,7 @@ class OverlapsScreen(Screen[None]):
         )
         if acted is not None:
             self._show_checks(acted, "the decision that acted")
-        self._status("played")
+        self._status("stopped" if self._stopped else "played")
 
     def _stop_live(self) -> None:
         if self._live is not None:
@@ -368,6 +377,7 @@ class OverlapsScreen(Screen[None]):
 
     def action_stop(self) -> None:
         if self._live is not None and self._live.playing:
+            self._stopped = True
             self._stop_live()
             self._status("stopped")
 

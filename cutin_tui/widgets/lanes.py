@@ -89,7 +89,7 @@ def render_lanes(
 
 def _axis(t0: float, t1: float, cols: int) -> Text:
     row = [" "] * cols
-    for t in ticks(t0, t1, max(1, cols // 9)):
+    for t in ticks(t0, t1, max(1, cols // 6)):
         col = column(t, t0, t1, cols)
         if col is None:
             continue
