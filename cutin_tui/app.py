@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
+from functools import partial
 from pathlib import Path
 
 from textual.app import App
@@ -42,10 +45,20 @@ class CutinApp(App[int]):
         return [d.log_path for d in self.drivers if d.log_path is not None]
 
     def on_mount(self) -> None:
+        self._exit_on_signals()
         if self._initial_call is not None:
             self.start_call(self._initial_call, leave_exits=True)
         else:
             self.push_screen(HomeScreen())
+
+    def _exit_on_signals(self) -> None:
+        """SIGTERM or a closed terminal (SIGHUP) exits like ctrl+q, so the log gets its end."""
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, partial(self.exit, return_code=128 + sig))
+        except (NotImplementedError, AttributeError, RuntimeError):  # Windows, or no loop
+            pass
 
     def start_call(self, driver: CallDriver, *, leave_exits: bool) -> None:
         """Show the call screen for ``driver`` (started when the screen mounts)."""

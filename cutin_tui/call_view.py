@@ -29,6 +29,9 @@ from sessions.log.models import (
 
 # ---- transcript ------------------------------------------------------------------
 
+QUEUED = "(waits for the agent's turn to end)"
+NEVER_SAID = "(never said: the call ended first)"
+
 
 @dataclass
 class AgentEntry:
@@ -150,7 +153,7 @@ class CallView:
 
     def note_queued(self, text: str) -> None:
         """The tester sent text while the agent holds the floor; shown until it is spoken."""
-        self._queued.append(self.note(f"(waits for the agent's turn to end) {text}", "queued"))
+        self._queued.append(self.note(f"{QUEUED} {text}", "queued"))
 
     # -- events
 
@@ -233,6 +236,12 @@ class CallView:
         elif isinstance(event, EndEvent):
             self.ended = event.reason
             self.agent_speaking = False
+            for index in self._queued:
+                entry = self.entries[index]
+                if isinstance(entry, NoteEntry):
+                    entry.text = entry.text.replace(QUEUED, NEVER_SAID, 1)
+                    self._touch(index)
+            self._queued.clear()
             self.note(f"call ended at {event.t:.1f} s ({event.reason})", "end")
 
     def _user_turn(self, event: UserTurn) -> None:

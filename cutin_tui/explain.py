@@ -38,16 +38,16 @@ def check_words(check: Mapping[str, Any]) -> CheckWords:
     if name == "enabled":
         text = f"{_DIAL.get(rule, '?')} {_num(value)} > 0"
     elif name == "first_in_turn":
-        text = "first cut this turn" if passed else "already cut this turn"
+        text = "1st cut this turn" if passed else "already cut this turn"
     elif name == "speaking_s":
         seconds = float(value) if isinstance(value, int | float) else 0.0
         text = f"speaking {seconds:.1f} s {needed}"
     elif name == "words":
         text = f"words {_num(value)} {needed}"
     elif name == "not_question":
-        text = "no question/request" if passed else "question/request heard"
+        text = "no question" if passed else "question/request"
     elif name == "not_first_turn":
-        text = "not the first turn" if passed else "first agent turn"
+        text = "not 1st turn" if passed else "1st agent turn"
     else:
         text = f"{name} {_num(value)} {needed}".strip()
     return CheckWords(passed, text)

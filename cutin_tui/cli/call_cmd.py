@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from cutin_tui.cli.args import tendency
@@ -129,5 +130,6 @@ def run(args: argparse.Namespace) -> int:
         # Whatever ended the app, the call gets its end event and the log is closed.
         app.stop_calls()
         driver.stop()
-        print(f"log: {driver.log_path}", flush=True)
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            print(f"log: {driver.log_path}", flush=True)
     return app.return_code or 0

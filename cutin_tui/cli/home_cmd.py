@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 
 def run_home(args: argparse.Namespace) -> int:
@@ -13,6 +14,7 @@ def run_home(args: argparse.Namespace) -> int:
         app.run()
     finally:
         app.stop_calls()
-        for path in app.call_logs:
-            print(f"log: {path}", flush=True)
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            for path in app.call_logs:
+                print(f"log: {path}", flush=True)
     return app.return_code or 0

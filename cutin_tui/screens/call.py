@@ -9,6 +9,7 @@ and ctrl/shift chords the input box does not use, so they work while typing.
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -22,12 +23,13 @@ from cutin_tui.commands import PaletteEntry, ScreenActions
 from cutin_tui.widgets import (
     CountersPanel,
     DecisionLine,
+    DialsBar,
     DialsPanel,
     DialsState,
     TimelineStrip,
     TranscriptView,
 )
-from cutin_tui.widgets.dials import DIALS, MEANING, SYMBOL, dial_value
+from cutin_tui.widgets.dials import DIALS, MEANING, SYMBOL, DialsView, dial_value
 from sessions.call import (
     BackchannelNow,
     InterruptNow,
@@ -39,6 +41,12 @@ from sessions.call import (
 PUMP_S = 0.03
 """How often the screen drains the call's events (one redraw per batch)."""
 DIAL_STEP = 0.1
+COMPACT_BELOW = (110, 34)
+"""Terminals narrower or shorter than this get the compact layout (e.g. 80×24)."""
+
+_AUTOS = Binding.Group("autos", compact=True)
+_PICK = Binding.Group("α β γ", compact=True)
+_STEP = Binding.Group("step", compact=True)
 
 PLACEHOLDER = "type what you say · Enter sends · F2 cuts the agent off with it"
 ENDED_PLACEHOLDER = "call ended · ctrl+q leaves"
@@ -54,26 +62,41 @@ class CallScreen(Screen[None]):
                         "(or one of the scenario's interruption lines when the box is empty)"),
         Binding("f3", "backchannel", "Backchannel", id="call.backchannel",
                 tooltip="Say a listener token (mm-hmm, yeah, ...) now without taking the floor"),
-        Binding("f4", "toggle_auto_interrupt", "Auto-I", id="call.toggle_auto_interrupt",
-                tooltip="Switch automatic interruptions at short pauses on or off"),
-        Binding("f5", "toggle_auto_backchannel", "Auto-B", id="call.toggle_auto_backchannel",
+        Binding("f4", "toggle_auto_interrupt", "Auto-interrupt", id="call.toggle_auto_interrupt",
+                tooltip="Switch automatic interruptions at short pauses on or off", group=_AUTOS),
+        Binding("f5", "toggle_auto_backchannel", "Auto-backchannel",
+                id="call.toggle_auto_backchannel", group=_AUTOS,
                 tooltip="Switch automatic backchannels at short pauses on or off"),
-        Binding("f6", "select_dial('alpha')", "α", id="call.select_alpha",
+        Binding("f6", "select_dial('alpha')", "α", id="call.select_alpha", group=_PICK,
                 tooltip="Select α (disfluency of what you type) for ctrl+↑/↓"),
-        Binding("f7", "select_dial('beta')", "β", id="call.select_beta",
+        Binding("f7", "select_dial('beta')", "β", id="call.select_beta", group=_PICK,
                 tooltip="Select β (interruption tendency) for ctrl+↑/↓"),
-        Binding("f8", "select_dial('gamma')", "γ", id="call.select_gamma",
+        Binding("f8", "select_dial('gamma')", "γ", id="call.select_gamma", group=_PICK,
                 tooltip="Select γ (backchannel tendency) for ctrl+↑/↓"),
         Binding("ctrl+up,shift+up", f"step_dial({DIAL_STEP})", "Dial +", id="call.dial_up",
-                key_display="^↑", tooltip=f"Raise the selected dial by {DIAL_STEP}"),
+                key_display="^↑", group=_STEP, tooltip=f"Raise the selected dial by {DIAL_STEP}"),
         Binding("ctrl+down,shift+down", f"step_dial({-DIAL_STEP})", "Dial −",
-                id="call.dial_down", key_display="^↓",
+                id="call.dial_down", key_display="^↓", group=_STEP,
                 tooltip=f"Lower the selected dial by {DIAL_STEP}"),
         Binding("f10", "end_call", "Hang up", id="call.end",
                 tooltip="End the call; the screen stays so you can read it (ctrl+q leaves)"),
         Binding("escape", "leave", "Back", id="call.leave",
                 tooltip="Leave the ended call's screen"),
     ]  # fmt: skip
+    PALETTE_TITLES = {
+        "call.interrupt": "Interrupt the agent now",
+        "call.backchannel": "Backchannel now (mm-hmm)",
+        "call.toggle_auto_interrupt": "Toggle auto-interrupt",
+        "call.toggle_auto_backchannel": "Toggle auto-backchannel",
+        "call.select_alpha": "Select dial α (disfluency)",
+        "call.select_beta": "Select dial β (interruption)",
+        "call.select_gamma": "Select dial γ (backchannel)",
+        "call.dial_up": "Raise the selected dial",
+        "call.dial_down": "Lower the selected dial",
+        "call.end": "Hang up (end the call)",
+        "call.leave": "Leave the call screen",
+    }
+    """Palette names of the bindings above (every call.* binding has one)."""
 
     def __init__(self, driver: CallDriver, *, leave_exits: bool = True) -> None:
         super().__init__()
@@ -91,6 +114,7 @@ class CallScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield DialsBar(self._dials_state(), id="dials-bar")
         with Horizontal(id="call-top"):
             yield TranscriptView(id="transcript")
             yield DialsPanel(self._dials_state(), id="dials")
@@ -133,7 +157,7 @@ class CallScreen(Screen[None]):
             self.query_one(DecisionLine).show(view.decision)
             self.query_one(CountersPanel).show(view.counts)
         self.query_one(TimelineStrip).show(view.timeline, now, changed=bool(events))
-        self.query_one(DialsPanel).show(self._dials_state(now))
+        self._redraw_dials(now)
         if view.ended is not None and not self._ended_shown:
             self._show_ended()
 
@@ -238,8 +262,17 @@ class CallScreen(Screen[None]):
         else:
             self.app.pop_screen()
 
-    def _redraw_dials(self) -> None:
-        self.query_one(DialsPanel).show(self._dials_state(self.driver.now()))
+    def _redraw_dials(self, now: float | None = None) -> None:
+        state = self._dials_state(self.driver.now() if now is None else now)
+        for panel in self.query(DialsView):  # the panel and, on small terminals, the bar
+            panel.show(state)
+
+    def on_resize(self, event: events.Resize) -> None:
+        compact = event.size.width < COMPACT_BELOW[0] or event.size.height < COMPACT_BELOW[1]
+        self.set_class(compact, "-compact")
+        self.query_one(Input).compact = compact
+        # At 80 columns every call key fits only without the palette hint (ctrl+p still works).
+        self.query_one(Footer).show_command_palette = not compact
 
     # ---- command palette --------------------------------------------------------
 
@@ -247,9 +280,10 @@ class CallScreen(Screen[None]):
         """Every call action by name (the palette's source)."""
         out: list[PaletteEntry] = []
         for binding in self.BINDINGS:
-            if isinstance(binding, Binding) and binding.id and binding.id.startswith("call."):
+            if isinstance(binding, Binding) and binding.id in self.PALETTE_TITLES:
                 key = binding.key_display or binding.key.split(",")[0].upper()
-                out.append((f"{binding.description} ({key})", binding.tooltip, binding.action))
+                title = self.PALETTE_TITLES[binding.id]
+                out.append((f"{title} ({key})", binding.tooltip, binding.action))
         for name in DIALS:
             for tenth in range(11):
                 value = tenth / 10

@@ -27,8 +27,8 @@ def counter_lines(c: LiveCounts) -> list[str]:
         per_turn = _rate(c.per_turn(total), ".2f")
         per_opp = _rate(c.per_opportunity(taken), ".0%")
         lines.append(
-            f"{name:<14}{total:>3}  (auto {auto}, manual {manual})  {per_turn} per turn"
-            f"  ·  {taken}/{c.mid_turn} = {per_opp} of opportunities"
+            f"{name:<14}{total:>3} (auto {auto}, manual {manual})  {per_turn} per turn"
+            f"  {taken}/{c.mid_turn} opp. = {per_opp}"
         )
     return lines
 

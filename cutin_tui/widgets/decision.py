@@ -9,6 +9,7 @@ from cutin_tui.call_view import DecisionView
 from cutin_tui.explain import RULES, outcome_words, rule_checks
 
 _RULE_LABEL = {"interrupt": "interrupt", "backchannel": "backchannel"}
+LABEL = 12
 EMPTY = "No short pause yet. At each 200 ms pause in the agent's speech the rule decides here."
 
 
@@ -26,7 +27,7 @@ class DecisionLine(Widget, can_focus=False):
 
     def show(self, decision: DecisionView | None) -> None:
         self.decision = decision
-        self.refresh()
+        self.refresh(layout=True)  # the height follows the text on small terminals
 
     def render(self) -> Text:
         d = self.decision
@@ -47,15 +48,24 @@ class DecisionLine(Widget, can_focus=False):
         )
         if d.policy != "rules":
             out.append(f"  (policy {d.policy})", rule_style)
+        width = max(40, self.content_region.width or 100)
         for rule in RULES:
             checks = rule_checks(d.checks, rule)
             if not checks:
                 continue
             out.append("\n")
-            out.append(_RULE_LABEL[rule].ljust(12), rule_style)
+            out.append(_RULE_LABEL[rule].ljust(LABEL), rule_style)
+            used = LABEL
             for n, check in enumerate(checks):
-                if n:
+                piece = len(check.text) + 2
+                if n and used + 2 + piece > width:
+                    # Wrap whole checks, never inside one, under the first check.
+                    out.append("\n" + " " * LABEL)
+                    used = LABEL
+                elif n:
                     out.append("  ")
+                    used += 2
                 out.append("✓ " if check.passed else "✗ ", ok if check.passed else bad)
                 out.append(check.text)
+                used += piece
         return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
@@ -53,8 +54,22 @@ def dial_lines(state: DialsState) -> list[tuple[str, str]]:
     return out
 
 
-class DialsPanel(Widget, can_focus=False):
-    """Shows a :class:`DialsState`; update with :meth:`show`."""
+def dial_bar(state: DialsState) -> list[tuple[str, str]]:
+    """The same state on one line, for small terminals: (text, style name) runs."""
+    t = state.tendencies
+    out: list[tuple[str, str]] = []
+    for name in DIALS:
+        selected = name == state.selected
+        text = f"{'▸' if selected else ' '}{SYMBOL[name]} {dial_value(t, name):.2f} "
+        out.append((text, "selected" if selected else ""))
+    for label, on in (("auto-int", state.auto_interrupt), ("auto-bc", state.auto_backchannel)):
+        out.append((f" {label} {'on' if on else 'off'} ", "" if on else "off"))
+    out.append((f" · {state.status}", "status"))
+    return out
+
+
+class DialsView(Widget, can_focus=False):
+    """Base of the panel and the bar: holds a :class:`DialsState`; update with :meth:`show`."""
 
     COMPONENT_CLASSES = {"dials--selected", "dials--off", "dials--note", "dials--status"}
 
@@ -62,19 +77,35 @@ class DialsPanel(Widget, can_focus=False):
         super().__init__(id=id)
         self.state = state
 
-    def on_mount(self) -> None:
-        self.border_title = "controls"
-
     def show(self, state: DialsState) -> None:
         if state != self.state:
             self.state = state
             self.refresh()
+
+    def _style(self, name: str) -> str | Style:
+        return self.get_component_rich_style(f"dials--{name}", partial=True) if name else ""
+
+
+class DialsPanel(DialsView):
+    """The controls panel beside the transcript."""
+
+    def on_mount(self) -> None:
+        self.border_title = "controls"
 
     def render(self) -> Text:
         out = Text()
         for n, (line, style) in enumerate(dial_lines(self.state)):
             if n:
                 out.append("\n")
-            rich = self.get_component_rich_style(f"dials--{style}", partial=True) if style else None
-            out.append(line, rich or "")
+            out.append(line, self._style(style))
+        return out
+
+
+class DialsBar(DialsView):
+    """The same on one line under the header, when the terminal is small."""
+
+    def render(self) -> Text:
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for text, style in dial_bar(self.state):
+            out.append(text, self._style(style))
         return out

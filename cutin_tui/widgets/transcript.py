@@ -46,6 +46,8 @@ class TranscriptView(ScrollView, can_focus=False):
         self._starts: list[int] = []
         self._lines: list[Strip] = []
         self._width = 0
+        self._follow = True
+        """Keep the newest line in view; off while the tester has scrolled up."""
 
     # -- data in
 
@@ -76,7 +78,7 @@ class TranscriptView(ScrollView, can_focus=False):
             self._width = width
             self._cache.clear()
             first = 0
-        follow = self.scroll_y >= self.max_scroll_y - 1
+        follow = self._follow
         keep = self._starts[first] if first < len(self._starts) else len(self._lines)
         del self._lines[keep:]
         del self._starts[first:]
@@ -85,7 +87,8 @@ class TranscriptView(ScrollView, can_focus=False):
             self._lines.extend(self._entry_lines(index, width))
         self.virtual_size = Size(width, len(self._lines))
         if follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            # After the refresh, so the new virtual size counts.
+            self.call_after_refresh(self.scroll_end, animate=False, x_axis=False)
         self.refresh()
 
     def _entry_lines(self, index: int, width: int) -> list[Strip]:
@@ -108,6 +111,10 @@ class TranscriptView(ScrollView, can_focus=False):
             full = Text.assemble(head, line)
             out.append(Strip(list(full.render(console))))
         return out
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._follow = new_value >= self.max_scroll_y - 1
 
     def on_resize(self) -> None:
         self._relayout(0)

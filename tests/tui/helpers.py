@@ -54,6 +54,7 @@ async def advance(pilot: Pilot[object], driver: VirtualDriver, until: float) -> 
     assert isinstance(app, CutinApp)
     call_screen(app).pump()
     await pilot.pause()
+    await pilot.pause()  # the transcript scrolls to its end after its refresh
 
 
 async def type_text(pilot: Pilot[object], text: str) -> None:

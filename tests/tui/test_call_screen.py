@@ -12,7 +12,7 @@ from cutin_tui.call_view import AgentEntry, UserEntry
 from cutin_tui.home import HomeScreen
 from cutin_tui.live_counts import count_events
 from cutin_tui.screens.call import CallScreen
-from cutin_tui.widgets import CountersPanel, DecisionLine, DialsPanel, TranscriptView
+from cutin_tui.widgets import CountersPanel, DecisionLine, DialsBar, DialsPanel, TranscriptView
 from cutin_tui.widgets.counters import counter_lines
 from cutin_tui.widgets.dials import dial_lines
 from sessions.log import Backchannel, EndEvent, Interruption, Opportunity, read_session
@@ -80,7 +80,7 @@ async def test_interrupt_key_cuts_the_agent_with_the_typed_text(tmp_path: Path) 
         assert (you.original, you.source) == ("wait a second", "interruption")
         assert app.screen.query_one(Input).value == ""
         counters = "\n".join(counter_lines(screen.view.counts))
-        assert "interruptions   1  (auto 0, manual 1)" in counters
+        assert "interruptions   1 (auto 0, manual 1)  1.00 per turn  0/0 opp. = –" in counters
     log = read_session(driver.log_path or "")
     (cut,) = log.of(Interruption)
     assert cut.trigger == "manual" and cut.text == "wait a second"
@@ -234,10 +234,11 @@ async def test_command_palette_runs_call_actions() -> None:
     app, driver = virtual_call(beta=0.0)
     async with app.run_test(size=SIZE) as pilot:
         screen = call_screen(app)
-        titles = [title for title, _, _ in screen.palette_entries()]
+        actions = {action for _, _, action in screen.palette_entries()}
         for binding in CallScreen.BINDINGS:
             assert isinstance(binding, Binding)
-            assert any(title.startswith(binding.description) for title in titles)
+            assert binding.id in CallScreen.PALETTE_TITLES
+            assert binding.action in actions
         await pilot.press("ctrl+p")
         await type_text(pilot, "interruption to 0.7")
         await pilot.pause(0.3)
@@ -264,4 +265,23 @@ async def test_decision_line_names_every_check() -> None:
         rendered = screen.query_one(DecisionLine).render().plain
         assert "INTERRUPT · taken" in rendered
         assert "✓ β 1 > 0" in rendered and "✓ words 12 ≥ 12" in rendered
-        assert "✗ first agent turn" in rendered  # the backchannel rule's reason
+        assert "✗ 1st agent turn" in rendered  # the backchannel rule's reason
+
+
+async def test_small_terminal_gets_the_compact_layout() -> None:
+    app, driver = virtual_call(beta=1.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = call_screen(app)
+        await advance(pilot, driver, 12.0)
+        assert screen.has_class("-compact")
+        assert not screen.query_one(DialsPanel).display
+        bar = screen.query_one(DialsBar)
+        assert bar.display and bar.region.height == 1
+        assert "▸β 1.00" in bar.render().plain
+        transcript = screen.query_one(TranscriptView)
+        assert transcript.region.height >= 5  # room left for the words
+        assert transcript.scroll_y == transcript.max_scroll_y > 0  # follows the newest line
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not screen.has_class("-compact")
+        assert screen.query_one(DialsPanel).display

@@ -56,3 +56,9 @@ def test_call_screen_with_backchannels_and_a_disfluent_turn(snap_compare: SnapCo
 
 def test_home_screen(snap_compare: SnapCompare) -> None:
     assert snap_compare(CutinApp(), terminal_size=SIZE)
+
+
+def test_call_screen_on_a_small_terminal(snap_compare: SnapCompare) -> None:
+    """80×24: the dials move to one line under the header, panels lose their boxes."""
+    app, driver = virtual_call(alpha=0.5, beta=1.0, gamma=0.5, seed=1)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_run_to(driver, 12.0))
