@@ -32,6 +32,12 @@ def _open_call(app: App[object]) -> None:
     open_call_screen(app)
 
 
+def _open_overlaps(app: App[object]) -> None:
+    from cutin_tui.screens.overlaps import open_overlaps_screen
+
+    open_overlaps_screen(app)
+
+
 HOME_ENTRIES: list[HomeEntry] = [
     HomeEntry(
         "call",
@@ -40,7 +46,12 @@ HOME_ENTRIES: list[HomeEntry] = [
         _open_call,
     ),
     HomeEntry("replay", "Replay", "step through logged calls and τ2-bench trials (coming)"),
-    HomeEntry("overlaps", "Overlaps", "a gallery of overlap and disfluency types (coming)"),
+    HomeEntry(
+        "overlaps",
+        "Overlaps",
+        "a gallery of overlap and disfluency types, playable; printable handout",
+        _open_overlaps,
+    ),
 ]
 
 

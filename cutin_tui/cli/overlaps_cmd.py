@@ -122,11 +122,7 @@ def _export(entries: list[GalleryEntry], path: Path) -> int:
 
 def _tui(gallery: Gallery, *, speed: float, sound: bool) -> int:
     from cutin_tui.screens.overlaps import OverlapsApp, OverlapsScreen
-    from replay.gallery.sound import open_voice
 
-    voice, note = open_voice() if sound and speed == 1.0 else (None, "text clock only")
-    if sound and speed != 1.0:
-        note = "text clock only (sound plays at speed 1)"
-    app = OverlapsApp(OverlapsScreen(gallery, speed=speed, voice=voice, sound_note=note))
+    app = OverlapsApp(OverlapsScreen(gallery, speed=speed, sound=sound))
     app.run()
     return 0

@@ -78,7 +78,8 @@ class PlayProblem(Message):
 
 
 class OverlapsScreen(Screen[None]):
-    """The gallery. ``speed`` scales the live clock; ``voice`` gives sound (or None)."""
+    """The gallery. ``speed`` scales the live clock; with ``sound`` the first play at
+    speed 1 opens espeak-ng and the audio device (falling back to the text clock)."""
 
     DEFAULT_CSS = """
     OverlapsScreen #gallery-body { height: 1fr; }
@@ -112,15 +113,20 @@ class OverlapsScreen(Screen[None]):
         gallery: Gallery,
         *,
         speed: float = 1.0,
-        voice: Voice | None = None,
-        sound_note: str = "text clock only",
+        sound: bool = False,
         export_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.gallery = gallery
         self.speed = speed
-        self.voice = voice
-        self.sound_note = sound_note
+        self.voice: Voice | None = None
+        self._sound_wanted = sound
+        if not sound:
+            self.sound_note = "text clock only"
+        elif speed != 1.0:
+            self.sound_note = "text clock only (sound plays at speed 1)"
+        else:
+            self.sound_note = "sound: espeak-ng if an audio device opens on the first play"
         self.export_path = export_path or Path("cutin-overlaps-handout.html")
         self._runs: dict[str, GalleryRun] = {}
         self._failures: dict[str, list[str]] = {}
@@ -298,6 +304,7 @@ class OverlapsScreen(Screen[None]):
         self._stop_live()
         self._play += 1
         self._stopped = False
+        self._open_sound()
         run = self.run_of(entry)
         self._builder = timeline_builder(run.config)
         self._window = window_for(entry, run)
@@ -309,11 +316,19 @@ class OverlapsScreen(Screen[None]):
             on_event=partial(self._from_play_thread, self._play),
             on_error=self._problem_from_play_thread,
             speed=self.speed,
-            voice=self.voice if self.speed == 1.0 else None,
+            voice=self.voice,
         )
         self._live.start()
         self._ticker = self.set_interval(1 / 20, self._tick)
         self._status("playing")
+
+    def _open_sound(self) -> None:
+        if not self._sound_wanted or self.speed != 1.0:
+            return
+        self._sound_wanted = False  # one try: a missing device is not retried every play
+        from replay.gallery.sound import open_voice
+
+        self.voice, self.sound_note = open_voice()
 
     def _from_play_thread(self, play: int, event: Event) -> None:
         self.post_message(LiveEvent(event, play))
@@ -409,6 +424,8 @@ class OverlapsScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         self._stop_live()
+        if self.voice is not None:
+            self.voice.shutdown()
 
 
 class OverlapsApp(App[int]):
@@ -423,3 +440,12 @@ class OverlapsApp(App[int]):
 
     def on_mount(self) -> None:
         self.push_screen(self._gallery_screen)
+
+
+def open_overlaps_screen(app: App[object]) -> None:
+    """Open the gallery on top of the current screen (from the home screen).
+
+    Sound as with `cutin overlaps`: espeak-ng on the first play when a device opens."""
+    from replay.gallery import load_gallery
+
+    app.push_screen(OverlapsScreen(load_gallery(), sound=True))

@@ -40,7 +40,11 @@ class Voice(Protocol):
     def start(self, clock: ScaledClock, stop: threading.Event) -> None:
         """Begin playing in step with ``clock`` until ``stop`` is set."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Silence what is playing (the device stays open for the next play)."""
+
+    def shutdown(self) -> None:
+        """Release the audio device."""
 
 
 class LivePlay:

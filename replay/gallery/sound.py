@@ -118,6 +118,10 @@ class EspeakVoice:
         self.player.stop()
         self.player.mixer.stop_overlays()
 
+    def shutdown(self) -> None:
+        self.close()
+        self.player.close()
+
 
 def play_cues(cues: list[Cue], player: Any, clock: Any, stop: threading.Event) -> None:
     """Start each cue when ``clock`` reaches it: agent clips as the main voice, caller mixed."""

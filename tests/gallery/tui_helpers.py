@@ -18,9 +18,7 @@ SIZE = (120, 40)
 def gallery_app(
     *, speed: float = 1.0, export_path: Path | None = None, extra: tuple[Path, ...] = ()
 ) -> tuple[OverlapsApp, OverlapsScreen]:
-    screen = OverlapsScreen(
-        load_gallery(extra), speed=speed, sound_note="text clock only", export_path=export_path
-    )
+    screen = OverlapsScreen(load_gallery(extra), speed=speed, export_path=export_path)
     return OverlapsApp(screen), screen
 
 
