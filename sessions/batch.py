@@ -22,6 +22,7 @@ from sessions.log.models import (
     Event,
     Interruption,
     Opportunity,
+    TurnEnd,
 )
 
 RATE_JITTER_DEFAULT = 0.05
@@ -161,6 +162,7 @@ class CallTally:
     backchannels: int = 0
     errors: list[str] = field(default_factory=list)
     end_reason: str | None = None
+    _idle_at_pause: dict[int, int] = field(default_factory=dict, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -169,12 +171,19 @@ class CallTally:
 
     def add(self, event: Event) -> None:
         """Count one event (usable as a call-loop listener). Shadow opportunities
-        are not counted: they were only logged, never acted on."""
+        are not counted: they were only logged, never acted on. As in the audit, a
+        pause that grew into a turn end was no opportunity, unless it was acted on."""
         if isinstance(event, AgentTurnStart):
             self.agent_turns += 1
         elif isinstance(event, Opportunity):
             if event.mode != "shadow":
                 self.opportunities += 1
+                if not event.executed and event.pause_index is not None:
+                    idle = self._idle_at_pause
+                    idle[event.pause_index] = idle.get(event.pause_index, 0) + 1
+        elif isinstance(event, TurnEnd):
+            if event.short_pause_index is not None:
+                self.opportunities -= self._idle_at_pause.pop(event.short_pause_index, 0)
         elif isinstance(event, Interruption):
             self.interruptions += 1
         elif isinstance(event, Backchannel):
