@@ -27,6 +27,9 @@ GUTTER_W = 1
 TIME_W = 7
 SPEAKER_W = 7
 JUDGE_W = 13
+"""Narrowest judge column; they widen (to JUDGE_MAX_W) while the text keeps TEXT_ROOM."""
+JUDGE_MAX_W = 24
+TEXT_ROOM = 44
 MIN_TEXT_W = 16
 GAP = " │"
 GAP_W = cell_len(GAP)
@@ -141,8 +144,15 @@ class Columns:
     judges: tuple[str, ...]
 
     @property
+    def judge_w(self) -> int:
+        if not self.judges:
+            return 0
+        room = self.width - GUTTER_W - TIME_W - SPEAKER_W - TEXT_ROOM
+        return max(JUDGE_W, min(JUDGE_MAX_W, room // len(self.judges) - GAP_W))
+
+    @property
     def text_w(self) -> int:
-        fixed = GUTTER_W + TIME_W + SPEAKER_W + len(self.judges) * (JUDGE_W + GAP_W)
+        fixed = GUTTER_W + TIME_W + SPEAKER_W + len(self.judges) * (self.judge_w + GAP_W)
         return max(MIN_TEXT_W, self.width - fixed)
 
     def header(self) -> Line:
@@ -155,7 +165,8 @@ class Columns:
         ]
         for group in self.judges:
             out.append((GAP, "rule"))
-            out.append((" " + _fit(judge_title(group), JUDGE_W - 1).ljust(JUDGE_W - 1), "header"))
+            w = self.judge_w - 1
+            out.append((" " + _fit(judge_title(group), w).ljust(w), "header"))
         return out
 
 
@@ -286,8 +297,8 @@ def _agent_lines(turn: Turn, width: int) -> list[Line]:
     lines = wrap(tokens, width)
     if turn.interrupted and turn.cut_t is not None:
         note = f"cut at {format_time(turn.cut_t)}"
-        if turn.talk_over_s is not None:
-            note += f", talked over for {_seconds(turn.talk_over_s)}"
+        if turn.talk_over_s is not None and turn.talk_over_s >= 0.05:
+            note += f", talked over the tester for {_seconds(turn.talk_over_s)}"
         lines.extend(wrap([(w, "cut-note") for w in note.split()], width))
     lines.extend(clip([_event_text(e)], width) for e in rest)
     return lines
@@ -368,7 +379,7 @@ class TurnTable:
         verdicts = self.verdicts(row)
         for group in columns.judges:
             mine = [v for v in verdicts if judge_group(v.judge) == group]
-            cells.judges.append(_verdict_lines(mine, JUDGE_W, focused))
+            cells.judges.append(_verdict_lines(mine, columns.judge_w, focused))
         return cells
 
     def _call_lines(self, width: int, focused: bool) -> list[Line]:
@@ -403,7 +414,6 @@ __all__ = [
     "GAP",
     "GLYPH",
     "GUTTER_W",
-    "JUDGE_W",
     "SPEAKER_W",
     "TIME_W",
     "Columns",

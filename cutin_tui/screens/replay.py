@@ -31,6 +31,8 @@ from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.model import Trial, Verdict
 
 LOAD_GROUP = "replay-load"
+STYLES = Path(__file__).resolve().parents[1] / "styles" / "replay.tcss"
+"""Absolute, so that subclasses defined elsewhere (tests) find it too."""
 RECENT_DEFAULT = 50
 
 
@@ -79,7 +81,7 @@ def _b(key: str, action: str, label: str, tip: str, *, show: bool = True) -> Bin
 class ReplayScreen(Screen[None]):
     """Replay logged calls and τ2 trials turn by turn."""
 
-    CSS_PATH = "../styles/replay.tcss"
+    CSS_PATH = STYLES
     TITLE = "cutin replay"
     COMMANDS = {ReplayCommands}
     BINDINGS = [
@@ -120,6 +122,8 @@ class ReplayScreen(Screen[None]):
         self._tables: dict[int, TurnTable] = {}
         self._pending_row: int | None = None
         self._stop_audio = threading.Event()
+        self.playback: Worker[None] | None = None
+        """The last turn played (its worker)."""
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -345,7 +349,7 @@ class ReplayScreen(Screen[None]):
             return
         self._stop_audio.set()
         self._stop_audio = threading.Event()
-        self.play(clip, self._stop_audio)
+        self.playback = self.play(clip, self._stop_audio)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="replay-audio", name="playback")
     def play(self, clip: Clip, stop: threading.Event) -> None:
@@ -413,7 +417,7 @@ class ReplayApp(App[None]):
     """A minimal app whose only screen is the replay (``cutin replay``, tests, bench)."""
 
     TITLE = "cutin"
-    CSS_PATH = "../styles/replay.tcss"
+    CSS_PATH = STYLES
     """Also here: Textual loads a screen's CSS_PATH when pushed, not for the default screen."""
 
     def __init__(

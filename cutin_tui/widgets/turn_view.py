@@ -29,7 +29,6 @@ from textual.widget import Widget
 from cutin_tui.turn_layout import (
     GAP,
     GUTTER_W,
-    JUDGE_W,
     SPEAKER_W,
     TIME_W,
     Columns,
@@ -169,6 +168,15 @@ class TurnView(ScrollView, can_focus=True):
             self._line_strip(row, i, row == self.cursor).text.rstrip()
             for i in range(self._heights[row])
         ]
+
+    def cell_text(self, row: int, column: str) -> str:
+        """The words of one cell of ``row`` ("text" or a judge group), unwrapped."""
+        if self.table is None:
+            return ""
+        cells = self._row(row, row == self.cursor)
+        columns = self._columns.judges
+        lines = cells.text if column == "text" else cells.judges[columns.index(column)]
+        return " ".join("".join(t for t, _ in line).strip() for line in lines)
 
     # ------------------------------------------------------------ layout
     def _visible_judges(self) -> tuple[str, ...]:
@@ -314,7 +322,7 @@ class TurnView(ScrollView, can_focus=True):
         for judge_lines in cells.judges:
             segments.append(Segment(GAP, self._style("rule")))
             line = judge_lines[index] if index < len(judge_lines) else []
-            segments += self._cell(line, JUDGE_W)
+            segments += self._cell(line, cols.judge_w)
         if focused:
             # The row's own styles carry the widget background; lay the cursor's over them.
             under = Style(bgcolor=self._style("cursor").bgcolor)

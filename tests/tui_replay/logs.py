@@ -67,9 +67,10 @@ class _Call:
         talk_over: float = 0.0,
         backchannel_at: int | None = None,
         pause_every: int = 9,
+        text: str | None = None,
     ) -> float:
-        """An agent turn from ``t``; returns when it ended."""
-        text = AGENT[turn]
+        """An agent turn from ``t`` (text: ``AGENT[turn]``); returns when it ended."""
+        text = AGENT[turn] if text is None else text
         words = text.split()
         self.events.append(AgentTurnStart(t=t, turn=turn, text=text))
         heard = len(words) if cut_word is None else cut_word
@@ -130,8 +131,16 @@ class _Call:
             self.events.append(AgentTurnEnd(t=end + 0.5, turn=turn, text=text, spoken=text))
         return end
 
-    def user(self, turn: int, t: float, *, source: str = "typed", alpha: float = 1.0) -> float:
-        said = inject_disfluency(USER[turn], alpha)
+    def user(
+        self,
+        turn: int,
+        t: float,
+        *,
+        source: str = "typed",
+        alpha: float = 1.0,
+        text: str | None = None,
+    ) -> float:
+        said = inject_disfluency(USER[turn] if text is None else text, alpha)
         end = t + len(said.rendered.split()) * 0.3
         self.events.append(
             UserTurn(
@@ -230,6 +239,25 @@ def write_plain_log(folder: Path, name: str, session_id: str, *, cut: bool = Fal
     end = call.agent(0, 0.0, cut_word=6 if cut else None)
     end = call.user(0, end + 0.5, alpha=0.0)
     call.events.append(EndEvent(t=end + 0.5))
+    with SessionWriter(path, header) as writer:
+        for event in call.events:
+            writer.write(event)
+    return path
+
+
+def write_long_log(path: Path, *, minutes: float) -> Path:
+    """A call of about ``minutes`` minutes: the demo's turns over and over, every
+    third agent turn cut (for scrolling tests)."""
+    call = _Call()
+    t = 0.0
+    turn = 0
+    while t < minutes * 60:
+        cut = 10 if turn % 3 == 1 else None
+        t = call.agent(turn, t, text=AGENT[turn % len(AGENT)], cut_word=cut) + 0.6
+        t = call.user(turn, t, text=USER[turn % len(USER)], alpha=0.6) + 0.6
+        turn += 1
+    call.events.append(EndEvent(t=t))
+    header = Header(session_id="long", started_at="2025-03-04T12:00:00+00:00", scenario="long")
     with SessionWriter(path, header) as writer:
         for event in call.events:
             writer.write(event)
