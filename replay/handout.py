@@ -255,7 +255,9 @@ def _why_html(run: GalleryRun) -> str:
     op = deciding_opportunity(run)
     parts = []
     if op is not None:
-        checks = "".join(f"<li>{_esc(c.plain())}</li>" for c in decision_lines(op))
+        checks = "".join(
+            f"<li>{_esc(c.rule)} rule: {_esc(c.plain())}</li>" for c in decision_lines(op)
+        )
         parts.append(
             f"<p><strong>Why cutin's rule acted</strong> — {_esc(decision_headline(op))}</p>"
             f'<ul class="checks">{checks}</ul>'

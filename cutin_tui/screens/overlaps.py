@@ -39,7 +39,7 @@ from replay.gallery.live import LivePlay, Voice
 from replay.gallery.loader import Gallery
 from replay.gallery.model import GalleryEntry
 from replay.gallery.runner import GalleryRun, run_entry, timeline_builder
-from replay.gallery.timeline import Timeline, TimelineBuilder
+from replay.gallery.timeline import Timeline, TimelineBuilder, follow_window
 from sessions.log.models import EndEvent, Event, Opportunity
 
 GROUPS = (
@@ -292,6 +292,7 @@ class OverlapsScreen(Screen[None]):
         text = Text(decision_headline(op), style="bold")
         for line in decision_lines(op):
             text.append("\n  ")
+            text.append(f"{line.rule:<12}", style="dim")
             text.append(line.plain(), style="green" if line.passed else "red")
         box.update(text)
 
@@ -341,7 +342,7 @@ class OverlapsScreen(Screen[None]):
         if live is None or builder is None:
             return
         now = live.now()
-        self._draw(builder.timeline(), self._window, until=now)
+        self._draw(builder.timeline(), follow_window(self._window, now), until=now)
         if live.finished.is_set():
             self._finish_play()
         else:

@@ -288,6 +288,16 @@ def focus_window(
     return (round(t0, 3), round(t1, 3))
 
 
+def follow_window(focus: tuple[float, float], now: float) -> tuple[float, float]:
+    """The window to draw at playhead ``now`` during live play: as wide as ``focus``,
+    sliding from the call's start until it reaches ``focus``, holding there, and sliding
+    on when the playhead nears its right edge (so the playhead is always in view)."""
+    t0, t1 = focus
+    w = max(t1 - t0, 1e-6)
+    start = min(t0, max(0.0, now - 0.75 * w)) if now <= t1 - 0.1 * w else now - 0.9 * w
+    return (round(start, 3), round(start + w, 3))
+
+
 def _coverage(spans: Iterable[tuple[float, float]], lo: float, hi: float) -> float:
     return sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in spans)
 

@@ -10,6 +10,7 @@ from replay.gallery import (
     TimelineBuilder,
     build_timeline,
     focus_window,
+    follow_window,
     lane_cells,
     mark_cells,
     run_entry,
@@ -113,6 +114,18 @@ def test_focus_window_surrounds_what_matters() -> None:
     assert focus_window(tl, before_s=1.0, after_s=1.0, min_s=0.5) == (1.0, 3.0)
     assert focus_window(tl, min_s=8.0) == (0.0, 3.5), "clipped to the call"
     assert focus_window(tl, around=(2.0, 3.0), before_s=0.5, after_s=0.25, min_s=1) == (1.5, 3.25)
+
+
+def test_the_live_window_slides_to_the_focus_holds_and_follows_the_playhead() -> None:
+    focus = (10.0, 18.0)
+    assert follow_window(focus, 0.0) == (0.0, 8.0)
+    assert follow_window(focus, 12.0) == (6.0, 14.0)
+    assert follow_window(focus, 16.0) == (10.0, 18.0)
+    assert follow_window(focus, 17.2) == (10.0, 18.0)
+    assert follow_window(focus, 20.0) == (12.8, 20.8)
+    for now in (0.0, 5.0, 12.0, 17.0, 25.0):
+        lo, hi = follow_window(focus, now)
+        assert lo <= now <= hi and round(hi - lo, 6) == 8.0
 
 
 def test_ticks_are_round() -> None:
