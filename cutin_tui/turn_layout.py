@@ -11,6 +11,7 @@ turn ``i - 1``. Columns: time · speaker · text · one column per judge group.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -244,7 +245,7 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
             mark = _event_mark(e)
             if mark is None:
                 continue
-            pos = sum(1 for s in starts if s < e.t)  # words already begun when it happened
+            pos = bisect_left(starts, e.t)  # words already begun when it happened
             marks.setdefault(pos, []).append(mark)
     else:
         rest = [e for e in events if not (e.kind == "opportunity" and _event_mark(e) is None)]

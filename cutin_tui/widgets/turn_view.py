@@ -178,6 +178,11 @@ class TurnView(ScrollView, can_focus=True):
         lines = cells.text if column == "text" else cells.judges[columns.index(column)]
         return " ".join("".join(t for t, _ in line).strip() for line in lines)
 
+    def drop_caches(self) -> None:
+        """Forget every built row and line (heights stay); the bench uses it to draw cold."""
+        self._cells.clear()
+        self._strips.clear()
+
     # ------------------------------------------------------------ layout
     def _visible_judges(self) -> tuple[str, ...]:
         return tuple(g for g in self.judges if g not in self.hidden)
