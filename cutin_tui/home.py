@@ -38,6 +38,12 @@ def _open_overlaps(app: App[object]) -> None:
     open_overlaps_screen(app)
 
 
+def _open_replay(app: App[object]) -> None:
+    from cutin_tui.screens.replay import open_replay_screen
+
+    open_replay_screen(app)
+
+
 HOME_ENTRIES: list[HomeEntry] = [
     HomeEntry(
         "call",
@@ -45,7 +51,7 @@ HOME_ENTRIES: list[HomeEntry] = [
         "type against the scripted agent; the rules interrupt and backchannel at its pauses",
         _open_call,
     ),
-    HomeEntry("replay", "Replay", "step through logged calls and τ2-bench trials (coming)"),
+    HomeEntry("replay", "Replay", "step through logged calls and τ2-bench trials", _open_replay),
     HomeEntry(
         "overlaps",
         "Overlaps",

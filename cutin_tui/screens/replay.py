@@ -413,6 +413,18 @@ class ReplayScreen(Screen[None]):
             self.app.call_from_thread(self.app.open_url, path.resolve().as_uri())
 
 
+def open_replay_screen(app: App[object]) -> None:
+    """Open the replay of recent calls on ``app`` (the home screen's Replay entry): the
+    folder the app's calls are written to, else the settings' sessions_dir."""
+    options = getattr(app, "call_options", None)
+    folder = getattr(options, "sessions_dir", None)
+    if folder is None:
+        from sessions.settings import Settings
+
+        folder = Settings().sessions_dir
+    app.push_screen(ReplayScreen(sessions_dir=Path(folder)))
+
+
 def _settle_memory() -> None:
     """Collect loading's garbage once, then keep the loaded model out of later
     collections: a full collection over a two-hour call's objects takes ~0.1 s,
@@ -452,4 +464,11 @@ class ReplayApp(App[None]):
         )
 
 
-__all__ = ["LoadFinished", "LoadProblem", "ReplayApp", "ReplayScreen", "TrialsLoaded"]
+__all__ = [
+    "LoadFinished",
+    "LoadProblem",
+    "ReplayApp",
+    "ReplayScreen",
+    "TrialsLoaded",
+    "open_replay_screen",
+]

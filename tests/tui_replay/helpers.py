@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.notifications import SeverityLevel
 from textual.pilot import Pilot
 
@@ -30,7 +32,7 @@ class NotedApp(ReplayApp):
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
 
-async def loaded(pilot: Pilot[None]) -> ReplayScreen:
+async def loaded(pilot: Pilot[Any]) -> ReplayScreen:
     """Wait until the loader finished and its messages were handled."""
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
