@@ -26,6 +26,7 @@ from tests.e2e.tmux import Tmux, cutin_binary, pid_of
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.slow,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(not cutin_binary().exists(), reason="the cutin console script is missing"),
     pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the cutin process in /proc"),
