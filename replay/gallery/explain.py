@@ -158,7 +158,7 @@ def what_happened(entry: GalleryEntry, run: GalleryRun) -> list[str]:
 def _quote(text: str) -> str:
     """“text”, with a full stop after it unless the text ends a sentence itself."""
     text = text.strip()
-    return f"“{text}”" + ("" if text[-1:] in ".?!…" else ".")
+    return f"“{text}”" + ("" if text[-1:] in ".?!…—" else ".")
 
 
 def _short(text: str, words: int = 10) -> str:
