@@ -70,8 +70,8 @@ def format_time(t: float | None) -> str:
     """Call time as M:SS.s (or H:MM:SS past an hour)."""
     if t is None:
         return "—"
-    if t >= 3600:
-        h, rest = divmod(int(t), 3600)
+    if round(t * 10) >= 36000:
+        h, rest = divmod(round(t), 3600)
         m, s = divmod(rest, 60)
         return f"{h}:{m:02d}:{s:02d}"
     minutes, tenths = divmod(round(t * 10), 600)  # in tenths, so 59.96 s is 1:00.0
@@ -227,6 +227,12 @@ def _event_text(e: InlineEvent) -> Piece:
     return (f"· {name} {label} at {format_time(e.t)}".replace("  ", " "), "event")
 
 
+def _placeholder(turn: Turn) -> str:
+    """What stands for a turn without a transcript (τ2 tick imports have none)."""
+    dur = turn.duration
+    return f"(speech, {dur:.1f} s, no words)" if dur else "(no words)"
+
+
 def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
     """The agent's words (spoken, cut marker, unspoken) with timed events placed
     between the words they fell between; events that could not be placed."""
@@ -258,8 +264,7 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
         out.append(("▌cut", "cut"))
     out.extend((w, "unspoken") for w in unspoken)
     if not spoken and not unspoken:
-        dur = turn.duration
-        out.append((f"(speech, {dur:.1f} s, no words)" if dur else "(no words)", "dim"))
+        out.append((_placeholder(turn), "dim"))
     return out, rest
 
 
@@ -288,7 +293,7 @@ def _user_lines(turn: Turn, width: int) -> list[Line]:
         kinds = [(i.index, i.kind) for i in turn.insertions]
         lines += wrap([("heard:", "dim"), *diff_tokens(rendered, kinds)], width)
     if not lines:
-        lines = [[("(silence)", "dim")]]
+        lines = [[(_placeholder(turn), "dim")]]
     lines.extend(clip([_event_text(e)], width) for e in turn.events if e.kind not in _HIDDEN)
     return lines
 

@@ -257,7 +257,7 @@ class ReplayScreen(Screen[None]):
 
     @on(OptionList.OptionHighlighted, "#trials")
     def _trial_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        row, self._pending_row = self._pending_row or 0, None
+        row, self._pending_row = self._pending_row, None
         self._show_current(row)
 
     def _show_current(self, row: int | None = None) -> None:

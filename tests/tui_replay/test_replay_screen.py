@@ -321,6 +321,53 @@ async def test_running_the_rule_judge_adds_the_rules_column(tau2_airline: Path) 
         assert any(v.judge == "rules" for v in trial.trial.verdicts)
 
 
+async def test_a_failing_worker_is_one_notification(demo_log: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the reports folder should be", encoding="utf-8")
+    app = NotedApp([demo_log], reports_dir=blocker / "reports")
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        errors = [n for n in app.notes if n[0] == "error"]
+        assert len(errors) == 1
+        assert errors[0][1] == "report failed"
+        assert "not-a-folder" in errors[0][2]
+
+
+async def test_filtering_keeps_the_focused_turn(demo_log: Path, tmp_path: Path) -> None:
+    passing = write_plain_log(tmp_path, "passing.jsonl", "fine")
+    app = ReplayApp([passing, demo_log])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await loaded(pilot)
+        listing = screen.trial_list
+        await pilot.press("n")  # the first failure: the demo call
+        assert listing.current is not None and listing.current.id == "demo01"
+        await pilot.press("c")
+        row = screen.turn_view.cursor
+        assert row > 0
+        await pilot.press("f")
+        assert listing.option_count == 1
+        assert listing.current is not None and listing.current.id == "demo01"
+        assert screen.turn_view.cursor == row
+
+
+async def test_full_duplex_tick_trials_show_cuts_without_transcripts(shared_dir: Path) -> None:
+    folder = shared_dir / "fixtures" / "tau2" / "voice_full_duplex"
+    if not folder.is_dir():
+        pytest.skip(f"shared τ2 voice fixture not found ({folder})")
+    app = ReplayApp([folder])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await loaded(pilot)
+        assert screen.trial_list.option_count == 3
+        view = screen.turn_view
+        await pilot.press("c")
+        assert view.table is not None and view.table.is_cut(view.cursor)
+        text = view.cell_text(view.cursor, "text")
+        assert text.startswith("▌cut (speech,") and "no words" in text
+
+
 async def test_q_leaves(demo_log: Path) -> None:
     app = ReplayApp([demo_log])
     async with app.run_test(size=SIZE) as pilot:
