@@ -693,6 +693,10 @@ class CallLoop:
                 ],
                 alpha=result.alpha,
                 end_t=round(end, 4),
+                words=[
+                    WordTiming(word=w.word, start=round(w.start, 4), end=round(w.end, 4))
+                    for w in track.words
+                ],
             )
         )
         message = Message("user", text)

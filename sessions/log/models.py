@@ -123,6 +123,8 @@ class UserTurn(_Event):
     alpha: float = 0.0
     end_t: float | None = None
     """When the user's (rendered) speech ended."""
+    words: list[WordTiming] | None = None
+    """Timings of the rendered words as spoken (text clock or STT), when known."""
 
 
 class SpeechStart(_Event):
