@@ -35,7 +35,7 @@ T = TypeVar("T")
 def window_start(now: float, cells: int, cell_s: float = CELL_S) -> float:
     """Start of the window whose last cell holds ``now``."""
     last = math.floor(max(0.0, now) / cell_s + 1e-9)
-    return max(0, last + 1 - cells) * cell_s
+    return round(max(0, last + 1 - cells) * cell_s, 9)
 
 
 def _from(items: Sequence[T], start: float, key: Callable[[T], float]) -> int:

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from cutin_tui.app import CutinApp
+from cutin_tui.home import HOME_ENTRIES, HomeEntry
 from tests.tui.helpers import SIZE, advance, type_text, virtual_call
 
 SnapCompare = Callable[..., bool]
@@ -54,7 +56,11 @@ def test_call_screen_with_backchannels_and_a_disfluent_turn(snap_compare: SnapCo
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def test_home_screen(snap_compare: SnapCompare) -> None:
+def test_home_screen(snap_compare: SnapCompare, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout, with a fixed list (other parts register their own entries)."""
+    call = next(e for e in HOME_ENTRIES if e.id == "call")
+    fixed = [call, HomeEntry("later", "Later", "an entry not wired up yet")]
+    monkeypatch.setattr("cutin_tui.home.HOME_ENTRIES", fixed)
     assert snap_compare(CutinApp(), terminal_size=SIZE)
 
 
