@@ -10,12 +10,14 @@ import queue
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from controls import PauseEvent, PauseEventKind
 from sessions.speech import SAMPLE_RATE
+from sessions.speech.audio import Player, Recorder, join_blocks
 from sessions.speech.backchannel_cache import trim_silence
 from sessions.speech.mixer import TapBlock
 from sessions.speech.stt import Transcriber
@@ -32,11 +34,12 @@ AGENT_SSML = (
 )
 
 
-@pytest.fixture
-def audio_io(pulse_server: PulseServer):  # type: ignore[no-untyped-def]
-    """(Player, Recorder) on the virtual device, recorder already running."""
-    from sessions.speech.audio import Player, Recorder
+AudioIO = tuple[Player, Recorder, "queue.SimpleQueue[TapBlock]"]
 
+
+@pytest.fixture
+def audio_io(pulse_server: PulseServer) -> Iterator[AudioIO]:
+    """(Player, Recorder, tap) on the virtual device, the recorder already running."""
     tap: queue.SimpleQueue[TapBlock] = queue.SimpleQueue()
     recorder = Recorder(blocksize=256).start()
     assert recorder.started.wait(10), "the input stream never started"
@@ -51,9 +54,7 @@ def audio_io(pulse_server: PulseServer):  # type: ignore[no-untyped-def]
         recorder.stop()
 
 
-def recorded(recorder) -> np.ndarray:  # type: ignore[no-untyped-def]
-    from sessions.speech.audio import join_blocks
-
+def recorded(recorder: Recorder) -> np.ndarray:
     return join_blocks(recorder.drain())
 
 
@@ -96,7 +97,7 @@ def test_device_selection_by_name_or_index(pulse_server: PulseServer) -> None:
         resolve_device(999, "input")
 
 
-def test_what_is_played_comes_back_on_the_monitor(audio_io, espeak: EspeakTts) -> None:  # type: ignore[no-untyped-def]
+def test_what_is_played_comes_back_on_the_monitor(audio_io: AudioIO, espeak: EspeakTts) -> None:
     player, recorder, _tap = audio_io
     speech = espeak.synthesize("Thanks for holding.").audio
     player.play(speech)
@@ -107,7 +108,9 @@ def test_what_is_played_comes_back_on_the_monitor(audio_io, espeak: EspeakTts) -
     assert score > 0.95, score
 
 
-def test_a_backchannel_is_mixed_in_at_the_agents_pause(audio_io, espeak: EspeakTts) -> None:  # type: ignore[no-untyped-def]
+def test_a_backchannel_is_mixed_in_at_the_agents_pause(
+    audio_io: AudioIO, espeak: EspeakTts
+) -> None:
     from sessions.speech.live import PlaybackPauses
 
     player, recorder, tap = audio_io
@@ -148,7 +151,9 @@ def test_a_backchannel_is_mixed_in_at_the_agents_pause(audio_io, espeak: EspeakT
     print(f"silence onset -> token onset: {(token_onset - onset) * 1000:.0f} ms")
 
 
-def test_stop_cuts_the_agent_at_once_and_reports_the_position(audio_io, espeak: EspeakTts) -> None:  # type: ignore[no-untyped-def]
+def test_stop_cuts_the_agent_at_once_and_reports_the_position(
+    audio_io: AudioIO, espeak: EspeakTts
+) -> None:
     player, recorder, _tap = audio_io
     agent = espeak.synthesize(
         "Let me read the whole policy to you, it is quite long and it goes on and on for a while."
@@ -172,8 +177,8 @@ def test_stop_cuts_the_agent_at_once_and_reports_the_position(audio_io, espeak: 
 
 
 def test_mic_capture_of_played_speech_reaches_stt(
-    audio_io, espeak: EspeakTts, transcriber: Transcriber
-) -> None:  # type: ignore[no-untyped-def]
+    audio_io: AudioIO, espeak: EspeakTts, transcriber: Transcriber
+) -> None:
     player, recorder, _tap = audio_io
     player.play(espeak.synthesize("Please change my delivery address to Maple Avenue.").audio)
     assert player.wait_idle(10)
@@ -185,8 +190,24 @@ def test_mic_capture_of_played_speech_reaches_stt(
 
 
 def test_a_missing_device_is_a_clear_error(pulse_server: PulseServer) -> None:
-    from sessions.speech.audio import Player
     from sessions.speech.devices import AudioUnavailable
 
     with pytest.raises(AudioUnavailable, match="cannot open device 4242 for playback"):
         Player(device=4242).start()
+
+
+def test_device_options_resolve_for_a_voice_command(pulse_server: PulseServer) -> None:
+    import argparse
+
+    from cutin_tui.cli import CliError
+    from cutin_tui.cli.devices_cmd import add_device_options, resolve_devices
+    from sessions.speech.devices import list_devices
+
+    parser = argparse.ArgumentParser()
+    add_device_options(parser)
+    pulse = next(d.index for d in list_devices() if d.name == "pulse")
+    assert resolve_devices(parser.parse_args([])) == (None, None)
+    args = parser.parse_args(["--input-device", "pulse", "--output-device", str(pulse)])
+    assert resolve_devices(args) == (pulse, pulse)
+    with pytest.raises(CliError, match="no output device matches"):
+        resolve_devices(parser.parse_args(["--output-device", "nonesuch"]))

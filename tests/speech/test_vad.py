@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from controls import PauseEventKind
+from controls import PauseEvent, PauseEventKind
 from sessions.speech import FRAME_S, SAMPLE_RATE
 from sessions.speech.tts import EspeakTts
 from sessions.speech.vad import (
@@ -54,7 +54,7 @@ def speech_by_break(espeak: EspeakTts) -> dict[int, np.ndarray]:
     return {ms: espeak.synthesize_ssml(with_breaks(ms)) for ms in (150, 300, 450, 700)}
 
 
-def kinds(events: list, kind: PauseEventKind) -> list:  # type: ignore[type-arg]
+def kinds(events: list[PauseEvent], kind: PauseEventKind) -> list[PauseEvent]:
     return [e for e in events if e.kind is kind]
 
 
@@ -169,13 +169,19 @@ def test_pause_settings_change_what_fires(
     assert len(fewer) <= 1  # only the file's tail silence is long enough
 
 
-def test_torch_backend_is_optional_with_a_clear_message() -> None:
+def test_torch_backend_is_optional_with_a_clear_message(
+    speech_by_break: dict[int, np.ndarray],
+) -> None:
     if importlib.util.find_spec("silero_vad") is None:
         with pytest.raises(VadError, match=r"pip install 'cutin\[silero\]'"):
             load_vad("silero-torch")
-    else:  # pragma: no cover - only where the extra is installed
-        vad = load_vad("silero-torch")
-        assert vad.name == "silero-torch"
+    else:  # only where the extra is installed: same pauses, within a frame
+        audio = speech_by_break[300]
+        torch_events = detect_pauses(audio, load_vad("silero-torch")).events
+        onnx_events = detect_pauses(audio, SileroOnnxVad()).events
+        assert [e.kind for e in torch_events] == [e.kind for e in onnx_events]
+        for a, b in zip(torch_events, onnx_events, strict=True):
+            assert abs(a.t - b.t) <= 2 * FRAME_S + 1e-6
     with pytest.raises(VadError, match="unknown VAD backend"):
         load_vad("webrtc")
 
