@@ -7,12 +7,20 @@ inside the functions that need it:
 - ``wav``: read/write WAV files and bytes, resample, mix down to mono.
 - ``vad``: Silero VAD v6 (onnxruntime; optional torch backend) feeding
   ``controls.PauseDetector``: streaming class and whole-file function, talk-over.
-- ``tts``: espeak-ng and OpenAI speech synthesis, with estimated word timings.
+- ``tts``: espeak-ng and OpenAI speech synthesis; ``timing``: estimated word times.
 - ``backchannel_cache``: listener tokens synthesized once, cached on disk and in memory.
 - ``stt``: faster-whisper transcription with word timestamps; per-turn "heard so far".
 - ``segmenter``: VAD-segmented hands-free utterances and push-to-talk capture.
 - ``mixer``: the pure sample mixer behind the player (testable without a device).
-- ``audio``: sounddevice Player / Recorder; ``devices``: listing and selection.
+- ``audio``: sounddevice Player / Recorder; ``devices``: import guard, listing, selection.
+- ``live``: pause detection on the stream the player actually plays.
+- ``words``: timed words and the spoken/unspoken split at a cut.
+
+A voice call wires them like this: agent text → TTS → ``Player.play``; the player's
+tap → ``PlaybackPauses`` → pause events → ``controls.decide`` → ``Player.mix(token)``
+or an interruption; an interruption is ``Player.stop()`` (the played position gives
+the cut word via ``words.split_at``). The tester's mic → ``Recorder`` → segmenter →
+``Transcriber`` → ``controls.inject_disfluency`` → TTS.
 
 This file stays free of heavy imports so ``import sessions.speech`` is instant.
 """
