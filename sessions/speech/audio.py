@@ -52,6 +52,7 @@ class Player:
         self.underflows = 0
         self.started = threading.Event()
         """Set by the first output callback: the device is really running."""
+        self._anchor: tuple[int, float] | None = None
         self._stream: Any = None
 
     def start(self) -> Player:
@@ -80,8 +81,19 @@ class Player:
     def _callback(self, outdata: Any, frames: int, _time: Any, status: Any) -> None:
         if status.output_underflow:
             self.underflows += 1
+        # One tuple assignment: readers on other threads see a consistent pair.
+        self._anchor = (self.mixer.rendered_samples, time.monotonic())
         outdata[:, 0] = self.mixer.render(frames)
         self.started.set()
+
+    def heard_at(self, index: int) -> float | None:
+        """Estimated ``time.monotonic()`` when output-stream sample ``index`` reaches the
+        speaker (None before the first callback). Maps tap/pause times to the call clock."""
+        anchor = self._anchor
+        if anchor is None:
+            return None
+        rendered, at = anchor
+        return at + (index - rendered) / SAMPLE_RATE + self.output_latency_s
 
     @property
     def output_latency_s(self) -> float:

@@ -211,3 +211,15 @@ def test_device_options_resolve_for_a_voice_command(pulse_server: PulseServer) -
     assert resolve_devices(args) == (pulse, pulse)
     with pytest.raises(CliError, match="no output device matches"):
         resolve_devices(parser.parse_args(["--output-device", "nonesuch"]))
+
+
+def test_heard_at_maps_stream_samples_to_the_monotonic_clock(audio_io: AudioIO) -> None:
+    player, _recorder, _tap = audio_io
+    now = time.monotonic()
+    rendered = player.mixer.rendered_samples
+    estimate = player.heard_at(rendered)
+    assert estimate is not None
+    # What is being rendered now is heard within a few blocks plus the device latency.
+    assert now - 0.05 <= estimate <= now + player.output_latency_s + 0.1
+    later = player.heard_at(rendered + SAMPLE_RATE)
+    assert later is not None and later - estimate == pytest.approx(1.0)
