@@ -252,8 +252,7 @@ class TurnView(ScrollView, can_focus=True):
         for row in (old, new):
             if 0 <= row < len(self._heights):
                 self._set_height(row)
-        self._strips.clear()
-        self.refresh()
+        self.refresh()  # built lines stay valid: they are keyed by (row, line, focused)
         self._update_subtitle()
         self.post_message(self.CursorMoved(self, new))
 

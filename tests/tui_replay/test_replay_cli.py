@@ -90,3 +90,39 @@ def test_replay_in_a_real_terminal(
             raise AssertionError("cutin replay did not exit on q")
     finally:
         subprocess.run([*tmux, "kill-server"], env=env, capture_output=True)
+
+
+@pytest.mark.e2e
+def test_replay_without_a_path_lists_the_sessions_folder(
+    child_env: dict[str, str], tmp_path: Path
+) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (apt-get install tmux)")
+    from tests.tui_replay.logs import write_plain_log
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write_plain_log(folder, "x.jsonl", "fromenv")
+    socket = str(tmp_path / "tmux.sock")
+    tmux = ["tmux", "-S", socket]
+    env = {**child_env, "TERM": "xterm-256color", "CUTIN_SESSIONS_DIR": str(folder)}
+    command = f"{shlex.quote(sys.executable)} -m cutin_tui replay"
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", "r", "-x", "120", "-y", "40", command],
+        check=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        shown = ""
+        while time.monotonic() < deadline:
+            shown = subprocess.run(
+                [*tmux, "capture-pane", "-p", "-t", "r"], capture_output=True, text=True, env=env
+            ).stdout
+            if "fromenv" in shown and "recent calls in" in shown:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the sessions folder's call was not listed:\n{shown}")
+    finally:
+        subprocess.run([*tmux, "kill-server"], env=env, capture_output=True)

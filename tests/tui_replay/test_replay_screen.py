@@ -368,6 +368,19 @@ async def test_full_duplex_tick_trials_show_cuts_without_transcripts(shared_dir:
         assert text.startswith("▌cut (speech,") and "no words" in text
 
 
+async def test_a_wider_terminal_widens_the_text_column(demo_log: Path) -> None:
+    app = ReplayApp([demo_log])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await loaded(pilot)
+        view = screen.turn_view
+        narrow, rows = view.columns.text_w, view.virtual_size.height
+        await pilot.resize_terminal(180, 40)
+        await pilot.pause()
+        assert view.columns.text_w > narrow
+        assert view.virtual_size.height < rows  # fewer wrapped lines
+        assert view.columns.width == view.scrollable_content_region.width
+
+
 async def test_q_leaves(demo_log: Path) -> None:
     app = ReplayApp([demo_log])
     async with app.run_test(size=SIZE) as pilot:
