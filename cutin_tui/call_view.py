@@ -237,9 +237,9 @@ class CallView:
             self.ended = event.reason
             self.agent_speaking = False
             for index in self._queued:
-                entry = self.entries[index]
-                if isinstance(entry, NoteEntry):
-                    entry.text = entry.text.replace(QUEUED, NEVER_SAID, 1)
+                waiting = self.entries[index]
+                if isinstance(waiting, NoteEntry):
+                    waiting.text = waiting.text.replace(QUEUED, NEVER_SAID, 1)
                     self._touch(index)
             self._queued.clear()
             self.note(f"call ended at {event.t:.1f} s ({event.reason})", "end")
