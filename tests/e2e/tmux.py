@@ -73,12 +73,19 @@ class Tmux:
         raise AssertionError(f"timed out after {timeout} s waiting for {what!r}; screen:\n{screen}")
 
     def close(self) -> None:
+        """Kill this session's server and remove its socket file."""
+        try:
+            path = self._tmux("display-message", "-p", "#{socket_path}").strip()
+        except subprocess.CalledProcessError:
+            path = ""
         subprocess.run(
             ["tmux", "-L", self.socket, "kill-server"],
             capture_output=True,
             env=self.env,
             timeout=20,
         )
+        if path:
+            Path(path).unlink(missing_ok=True)
 
 
 def pid_of(marker: str) -> int:
