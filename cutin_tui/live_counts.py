@@ -1,18 +1,11 @@
-"""Realized counts of a call so far, folded one session-log event at a time.
+"""The live panel's counts: a thin view over :mod:`replay.realized`.
 
-Pure and incremental, so the live screen can keep them current and a test can
-recompute them from a log file. Definitions (DESIGN.md, "Pauses and opportunities"):
-
-* **agent turns**: agent turns that started speaking;
-* **opportunities**: short pauses the acting policy was consulted at, or its
-  consultations when it polls on a schedule (shadow decisions are not
-  opportunities). A pause that later grew into a turn end is a legitimate
-  turn-end silence and leaves the per-opportunity denominator (``mid_turn``);
-  it is counted in ``at_turn_end`` instead;
-* **interruptions / backchannels**: every one, automatic or manual. Per turn =
-  all of them / agent turns. Per opportunity = the automatic ones taken *at* a
-  mid-turn opportunity / mid-turn opportunities (a manual key press is not an
-  opportunity's outcome).
+The definitions are the audit's (one place, so the panel, ``cutin audit`` and the
+batch summary never disagree): an opportunity is a non-shadow ``opportunity`` event,
+taken back if its pause grows into a turn end unless it was acted on; automatic
+interruptions/backchannels are executed opportunities; manual key presses are
+counted apart. The panel also shows how many pauses left the denominator because
+they became turn ends.
 """
 
 from __future__ import annotations
@@ -20,95 +13,69 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sessions.log.models import (
-    AgentTurnStart,
-    Backchannel,
-    Event,
-    Interruption,
-    Opportunity,
-    TurnEnd,
-)
-
-INTERRUPT = "INTERRUPT"
-BACKCHANNEL = "BACKCHANNEL"
+from replay.realized import Realized, RealizedCounter
+from sessions.log.models import Event, Opportunity, TurnEnd
 
 
 @dataclass
 class LiveCounts:
     """Counts so far; feed events in log order with :meth:`add`."""
 
-    agent_turns: int = 0
-    opportunities: int = 0
+    _counter: RealizedCounter = field(default_factory=RealizedCounter, repr=False)
     at_turn_end: int = 0
-    interruptions_auto: int = 0
-    interruptions_manual: int = 0
-    backchannels_auto: int = 0
-    backchannels_manual: int = 0
-    taken_interrupt: int = 0
-    """Automatic interruptions executed at an opportunity still counted mid-turn."""
-    taken_backchannel: int = 0
-    _taken_at_pause: dict[int, str] = field(default_factory=dict, repr=False)
-    _opportunity_pauses: set[int] = field(default_factory=set, repr=False)
-    _turn_end_pauses: set[int] = field(default_factory=set, repr=False)
+    """Opportunities whose pause became a turn end (not in the denominator)."""
+    opportunities: int = 0
+    """Every opportunity the acting policy saw, turn-end pauses included."""
+    _open_pauses: set[int] = field(default_factory=set, repr=False)
 
     def add(self, event: Event) -> bool:
         """Fold one event in; True when a count changed."""
-        if isinstance(event, AgentTurnStart):
-            self.agent_turns += 1
-        elif isinstance(event, Opportunity):
-            pause = event.pause_index
-            if event.mode == "shadow" or (pause is not None and pause in self._opportunity_pauses):
-                return False
+        before = self._counter.snapshot
+        if isinstance(event, Opportunity) and event.mode != "shadow":
             self.opportunities += 1
-            taken = event.executed and event.decision in (INTERRUPT, BACKCHANNEL)
-            if taken:
-                self._count_taken(event.decision, +1)
-            if pause is None:
-                # A polling policy's consultation: no pause, so it never becomes a turn end.
-                return True
-            self._opportunity_pauses.add(pause)
-            if taken:
-                self._taken_at_pause[pause] = event.decision
-            if pause in self._turn_end_pauses:
-                self._leave_denominator(pause)
-        elif isinstance(event, TurnEnd):
-            index = event.short_pause_index
-            if index is None or index in self._turn_end_pauses:
-                return False
-            self._turn_end_pauses.add(index)
-            if index not in self._opportunity_pauses:
-                return False
-            self._leave_denominator(index)
-        elif isinstance(event, Interruption):
-            if event.trigger == "manual":
-                self.interruptions_manual += 1
-            else:
-                self.interruptions_auto += 1
-        elif isinstance(event, Backchannel):
-            if event.trigger == "manual":
-                self.backchannels_manual += 1
-            else:
-                self.backchannels_auto += 1
-        else:
-            return False
-        return True
+            if event.pause_index is not None and not event.executed:
+                self._open_pauses.add(event.pause_index)
+        elif isinstance(event, TurnEnd) and event.short_pause_index in self._open_pauses:
+            self._open_pauses.discard(event.short_pause_index)
+            self.at_turn_end += 1
+        return self._counter.feed(event) != before
 
-    def _leave_denominator(self, pause_index: int) -> None:
-        self.at_turn_end += 1
-        taken = self._taken_at_pause.pop(pause_index, None)
-        if taken is not None:
-            self._count_taken(taken, -1)
+    @property
+    def snapshot(self) -> Realized:
+        return self._counter.snapshot
 
-    def _count_taken(self, decision: str, delta: int) -> None:
-        if decision == INTERRUPT:
-            self.taken_interrupt += delta
-        else:
-            self.taken_backchannel += delta
+    @property
+    def agent_turns(self) -> int:
+        return self.snapshot.agent_turns
 
     @property
     def mid_turn(self) -> int:
         """Opportunities in the per-opportunity denominator."""
-        return self.opportunities - self.at_turn_end
+        return self.snapshot.opportunities
+
+    @property
+    def interruptions_auto(self) -> int:
+        return self.snapshot.interruptions
+
+    @property
+    def interruptions_manual(self) -> int:
+        return self.snapshot.manual_interruptions
+
+    @property
+    def backchannels_auto(self) -> int:
+        return self.snapshot.backchannels
+
+    @property
+    def backchannels_manual(self) -> int:
+        return self.snapshot.manual_backchannels
+
+    @property
+    def taken_interrupt(self) -> int:
+        return self.snapshot.interruptions
+
+    @property
+    def taken_backchannel(self) -> int:
+        return self.snapshot.backchannels
 
     @property
     def interruptions(self) -> int:

@@ -43,8 +43,8 @@ def test_counts_follow_the_method_definitions() -> None:
     c = count_events(events)
     grown = {e.short_pause_index for e in events if isinstance(e, TurnEnd)}
     opportunities = [e for e in events if isinstance(e, Opportunity)]
-    mid = [o for o in opportunities if o.pause_index not in grown]
-    assert c.opportunities == len(opportunities) and c.mid_turn == len(mid) > 0
+    mid = [o for o in opportunities if o.pause_index not in grown or o.executed]
+    assert c.mid_turn == len(mid) > 0
     assert c.at_turn_end == len(opportunities) - len(mid) > 0
     taken_bc = [o for o in mid if o.executed and o.decision == "BACKCHANNEL"]
     assert c.taken_backchannel == len(taken_bc) > 0
@@ -54,18 +54,35 @@ def test_counts_follow_the_method_definitions() -> None:
     assert c.per_turn(c.backchannels) == c.backchannels / c.agent_turns
 
 
-def test_a_backchannel_at_a_pause_that_became_a_turn_end_leaves_both_sides_of_the_rate() -> None:
+def test_the_panel_counts_exactly_as_the_audit_does() -> None:
+    from replay.realized import realized
+
+    events = _call(beta=0.0, gamma=1.0)
+    c = count_events(events)
+    r = realized(events)
+    assert (c.mid_turn, c.taken_backchannel, c.agent_turns) == (
+        r.opportunities,
+        r.backchannels,
+        r.agent_turns,
+    )
+
+
+def test_a_backchannel_taken_at_a_pause_that_became_a_turn_end_stays_counted() -> None:
     events: list[Event] = [
         ShortPause(t=1.0, index=0, silence_start=0.8, turn=1),
         Opportunity(t=1.0, index=0, pause_index=0, turn=1, decision="BACKCHANNEL", executed=True),
         Backchannel(t=1.0, turn=1, token="yeah"),
         TurnEnd(t=1.3, silence_start=0.8, turn=1, short_pause_index=0),
         Opportunity(t=2.0, index=1, pause_index=1, turn=1, decision="NOTHING", mode="shadow"),
+        ShortPause(t=3.0, index=1, silence_start=2.8, turn=2),
+        Opportunity(t=3.0, index=2, pause_index=2, turn=2, decision="NOTHING"),
+        TurnEnd(t=3.3, silence_start=2.8, turn=2, short_pause_index=2),
     ]
     c = count_events(events)
-    assert (c.opportunities, c.mid_turn, c.at_turn_end) == (1, 0, 1)
-    assert c.taken_backchannel == 0 and c.backchannels == 1
-    assert c.per_opportunity(0) is None
+    # The acted-on pause stays (the audit's rule); the idle one left for the turn end.
+    assert (c.mid_turn, c.at_turn_end) == (1, 1)
+    assert c.taken_backchannel == 1 and c.backchannels == 1
+    assert c.per_opportunity(c.taken_backchannel) == 1.0
 
 
 def test_the_view_shows_words_cuts_and_backchannels_in_place() -> None:
