@@ -40,6 +40,7 @@ from sessions.log.models import (
     AgentTurnStart,
     AgentWords,
     Backchannel,
+    DialsChanged,
     EndEvent,
     ErrorEvent,
     Event,
@@ -48,6 +49,7 @@ from sessions.log.models import (
     Opportunity,
     ShortPause,
     SpeechStart,
+    TendencyValues,
     TurnEnd,
     UserTurn,
     WordTiming,
@@ -255,13 +257,25 @@ class CallLoop:
                 self._backchannel(t, trigger="manual", token=command.token)
         elif isinstance(command, SetTendencies):
             self.tendencies = command.tendencies
+            self._log_dials(t)
         elif isinstance(command, SetAutos):
             if command.interrupt is not None:
                 self.auto_interrupt = command.interrupt
             if command.backchannel is not None:
                 self.auto_backchannel = command.backchannel
+            self._log_dials(t)
         elif isinstance(command, EndCall):
             self._end(command.reason)
+
+    def _log_dials(self, t: float) -> None:
+        d = self.tendencies
+        self.emit(
+            DialsChanged(
+                t=round(t, 6),
+                tendencies=TendencyValues(alpha=d.alpha, beta=d.beta, gamma=d.gamma),
+                autos={"interrupt": self.auto_interrupt, "backchannel": self.auto_backchannel},
+            )
+        )
 
     # ---- the agent side ---------------------------------------------------------
 
@@ -708,6 +722,11 @@ class CallLoop:
 
     def _user_frame(self, t: float) -> None:
         if self.state is CallState.USER_SPEAKING and not self._user_busy(t):
+            if self._queued_text:
+                # The caller typed while the agent spoke; they keep the floor and say it.
+                text, source = self._queued_text.pop(0)
+                self._start_user_turn(text, t, source=source)
+                return
             self.state = CallState.AGENT_PENDING
             self._turn = None
             self._agent_due = t + self._agent_latency()

@@ -201,6 +201,14 @@ class Verdict(_Event):
     rationale: str = ""
 
 
+class DialsChanged(_Event):
+    """The tester changed a dial or an auto toggle mid-call (the header has the start)."""
+
+    type: Literal["dials"] = "dials"
+    tendencies: TendencyValues
+    autos: dict[str, bool] = Field(default_factory=dict)
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     where: str = ""
@@ -230,6 +238,7 @@ KnownEvent = Annotated[
     | Interruption
     | Backchannel
     | Verdict
+    | DialsChanged
     | ErrorEvent
     | EndEvent,
     Field(discriminator="type"),
@@ -246,6 +255,7 @@ Event = (
     | Interruption
     | Backchannel
     | Verdict
+    | DialsChanged
     | ErrorEvent
     | EndEvent
     | UnknownEvent
@@ -264,6 +274,7 @@ KNOWN_TYPES = frozenset(
         Interruption,
         Backchannel,
         Verdict,
+        DialsChanged,
         ErrorEvent,
         EndEvent,
     )

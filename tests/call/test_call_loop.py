@@ -205,3 +205,44 @@ def test_call_ends_with_an_end_event() -> None:
     loop, events, _ = run_call("clinic-triage", gamma=0.5)
     assert isinstance(events[-1], EndEvent)
     assert loop.end_reason in {"user_hangup", "agent_done"}
+
+
+def test_text_typed_during_agent_speech_is_said_after_the_interruption() -> None:
+    _, events, _ = run_call(
+        "retail-order-change",
+        beta=1.0,
+        headless_user=False,
+        schedule=[(1.0, SubmitText("my order is 48213"))],
+        max_seconds=40.0,
+    )
+    users = [e for e in events if isinstance(e, UserTurn)]
+    itr = next(e for e in events if isinstance(e, Interruption))
+    assert users[0].source == "interruption"
+    # The typed text follows the caller's interruption line, before the agent speaks again.
+    assert users[1].original == "my order is 48213"
+    assert users[1].t == pytest.approx(users[0].end_t, abs=0.04)
+    next_agent = next(e for e in events if isinstance(e, AgentTurnStart) and e.turn == 1)
+    assert users[1].t < next_agent.t
+    assert itr.turn == 0
+
+
+def test_dial_changes_mid_call_are_logged() -> None:
+    from controls import Tendencies
+    from sessions.call import SetAutos, SetTendencies
+    from sessions.log.models import DialsChanged
+
+    _, events, _ = run_call(
+        "clinic-triage",
+        headless_user=False,
+        schedule=[
+            (2.0, SetTendencies(Tendencies(0.2, 0.7, 0.1))),
+            (3.0, SetAutos(backchannel=False)),
+        ],
+        max_seconds=10.0,
+    )
+    dials = [e for e in events if isinstance(e, DialsChanged)]
+    assert [(d.tendencies.beta, d.autos["backchannel"]) for d in dials] == [
+        (0.7, True),
+        (0.7, False),
+    ]
+    assert dials[0].t == pytest.approx(2.0, abs=0.04)
