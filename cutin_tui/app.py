@@ -89,7 +89,7 @@ def open_call_screen(app: App[object]) -> None:
     options = app.call_options or default_call_options()
     try:
         driver = open_call(options)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:
         app.notify(str(exc), title="cannot start the call", severity="error")
         return
     app.start_call(driver, leave_exits=False)

@@ -14,17 +14,25 @@ screen tests and snapshots see exactly the same call every time.
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controls.tendencies import Tendencies
+from sessions.agents.base import Agent, Message
 from sessions.agents.scripted import ScriptedAgent
 from sessions.call import CallConfig, CallLoop, Command, EndCall, Recorder
 from sessions.clock import RealClock
 from sessions.log.models import AgentInfo, EndEvent, Event, SpeechInfo
+from sessions.policies.factory import build_policy, close_policy
 from sessions.scenarios import Scenario, load_scenario
 from sessions.speech_clock import SpeakingStyle
+
+if TYPE_CHECKING:
+    from sessions.llm_client import LLMConfig
+    from sessions.simulator import UserSimulator
 
 DEFAULT_SCENARIO = "retail-order-change"
 DEFAULT_TENDENCIES = Tendencies(0.5, 0.0, 0.5)
@@ -46,6 +54,16 @@ class CallOptions:
     auto_backchannel: bool = True
     sessions_dir: Path | None = None
     """Where the log goes; None means don't record (tests of the screen alone)."""
+    agent: str = "scripted"
+    """scripted (the scenario's script, offline) | openai (any OpenAI-compatible endpoint)."""
+    base_url: str | None = None
+    model: str | None = None
+    agent_prompt: Path | None = None
+    """The agent under test's system prompt file (default: the scenario's)."""
+    policy: str = "rules"
+    shadow: str | None = None
+    simulator: bool = False
+    """Offer LLM-suggested caller replies (needs an endpoint: --base-url or a key)."""
 
 
 @dataclass
@@ -55,6 +73,8 @@ class CallDriver:
     loop: CallLoop
     scenario: Scenario
     recorder: Recorder | None = None
+    simulator: UserSimulator | None = None
+    """Suggests the caller's next turn (None: no LLM endpoint configured)."""
     _events: collections.deque[Event] = field(default_factory=collections.deque)
     _ended: bool = False
     _stopped: bool = False
@@ -101,6 +121,20 @@ class CallDriver:
             out.append(events.popleft())
         return out
 
+    def history(self) -> list[Message]:
+        """A copy of the conversation so far (as the agent heard it)."""
+        return [Message(m.role, m.content, m.truncated) for m in list(self.loop.history)]
+
+    def suggest_reply(self) -> str:
+        """Ask the LLM user simulator for the caller's next turn (blocking; call from a
+        worker thread). Raises ``RuntimeError`` when no simulator is configured."""
+        if self.simulator is None:
+            raise RuntimeError(
+                "suggestions need an LLM endpoint: start with --base-url URL (and --model), "
+                "or set OPENAI_API_KEY"
+            )
+        return self.simulator.suggest(self.history())
+
     def submit(self, command: Command) -> None:
         """Queue a command for the loop's next frame (thread-safe)."""
         if not self._ended:
@@ -121,13 +155,22 @@ class CallDriver:
     def _close(self) -> None:
         if self.recorder is not None:
             self.recorder.close()
+        for part in (self.loop.policy, self.loop.shadow, self.simulator):
+            with contextlib.suppress(Exception):
+                close_policy(part)
 
 
 class RealtimeDriver(CallDriver):
     """Runs the loop on its own daemon thread against the monotonic clock."""
 
-    def __init__(self, loop: CallLoop, scenario: Scenario, recorder: Recorder | None) -> None:
-        super().__init__(loop, scenario, recorder)
+    def __init__(
+        self,
+        loop: CallLoop,
+        scenario: Scenario,
+        recorder: Recorder | None,
+        simulator: UserSimulator | None = None,
+    ) -> None:
+        super().__init__(loop, scenario, recorder, simulator)
         self._clock = RealClock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -187,8 +230,47 @@ class VirtualDriver(CallDriver):
         self._close()
 
 
-def build_loop(options: CallOptions, scenario: Scenario, *, virtual: bool) -> CallLoop:
-    """A call loop for a tester typing against the scripted agent."""
+def _llm_config(options: CallOptions) -> LLMConfig:
+    from sessions.llm_client import LLMConfig
+    from sessions.settings import Settings
+
+    return LLMConfig.from_settings(Settings(), model=options.model, base_url=options.base_url)
+
+
+def _agent(options: CallOptions, scenario: Scenario) -> tuple[Agent, AgentInfo]:
+    if options.agent == "scripted":
+        return ScriptedAgent(scenario), AgentInfo(kind="scripted", name=scenario.agent.name)
+    if options.agent == "openai":
+        from sessions.agents.openai_agent import OpenAIAgent
+        from sessions.settings import Settings
+
+        agent = OpenAIAgent.from_settings(
+            Settings(),
+            scenario_agent=scenario.agent,
+            agent_prompt_file=options.agent_prompt,
+            model=options.model,
+            base_url=options.base_url,
+        )
+        config = agent.llm.config
+        info = AgentInfo(
+            kind="openai", name=scenario.agent.name, model=config.model, base_url=config.base_url
+        )
+        return agent, info
+    raise ValueError(f"unknown agent {options.agent!r}; choose scripted or openai")
+
+
+def _uses_llm(options: CallOptions) -> bool:
+    return (
+        options.agent == "openai"
+        or options.simulator
+        or "tau-voice" in (options.policy, options.shadow)
+    )
+
+
+def build_loop(
+    options: CallOptions, scenario: Scenario, *, virtual: bool
+) -> tuple[CallLoop, AgentInfo, UserSimulator | None]:
+    """A call loop for a tester typing against the agent under test."""
     config = CallConfig(
         scenario=scenario,
         tendencies=options.tendencies,
@@ -197,24 +279,40 @@ def build_loop(options: CallOptions, scenario: Scenario, *, virtual: bool) -> Ca
         auto_interrupt=options.auto_interrupt,
         auto_backchannel=options.auto_backchannel,
     )
-    return CallLoop(config, ScriptedAgent(scenario), user=None, virtual=virtual)
+    llm = _llm_config(options) if _uses_llm(options) else None
+    if llm is not None:
+        llm.resolved_key()  # no key and no local endpoint: say so before the call starts
+    agent, info = _agent(options, scenario)
+    policy = build_policy(options.policy, llm=llm, seed=options.seed)
+    shadow = build_policy(options.shadow, llm=llm, seed=options.seed, shadow=True)
+    simulator = None
+    if llm is not None and (options.simulator or options.agent == "openai"):
+        from sessions.llm_client import LLMClient
+        from sessions.simulator import UserSimulator
+
+        simulator = UserSimulator.from_scenario(LLMClient(llm), scenario.user)
+    loop = CallLoop(config, agent, user=None, policy=policy, shadow=shadow, virtual=virtual)
+    return loop, info, simulator
 
 
 def open_call(options: CallOptions, *, virtual: bool = False) -> CallDriver:
     """Load the scenario, create the log (when a sessions dir is given) and a driver.
 
-    Raises ``ScenarioError`` for a bad scenario and ``OSError`` when the log cannot
-    be created; nothing runs until the driver is started."""
+    Raises ``ScenarioError`` for a bad scenario, ``OSError`` when the log cannot be
+    created, and ``ValueError``/``LLMError``/``AgentError`` for an unusable agent or
+    policy setup; nothing runs until the driver is started."""
     scenario = load_scenario(options.scenario)
-    loop = build_loop(options, scenario, virtual=virtual)
+    loop, info, simulator = build_loop(options, scenario, virtual=virtual)
     recorder = None
     if options.sessions_dir is not None:
         recorder = Recorder.create(
             options.sessions_dir,
             loop.config,
-            AgentInfo(kind="scripted", name=scenario.agent.name),
+            info,
             speech=SpeechInfo(tts="text", input="type", words_per_minute=options.words_per_minute),
+            policy=options.policy,
+            shadow=options.shadow,
         )
     if virtual:
-        return VirtualDriver(loop, scenario, recorder)
-    return RealtimeDriver(loop, scenario, recorder)
+        return VirtualDriver(loop, scenario, recorder, simulator)
+    return RealtimeDriver(loop, scenario, recorder, simulator)

@@ -15,17 +15,17 @@ from cutin_tui import __version__
 # (name, module, one-line help). Order is the order shown in --help.
 COMMANDS: list[tuple[str, str, str]] = [
     ("call", "cutin_tui.cli.call_cmd", "open a live call against an agent (offline by default)"),
-    ("inject", "cutin_tui.cli.inject_cmd", "add rule-based disfluencies to text"),
-    ("vad", "cutin_tui.cli.vad_cmd", "list speech starts, short pauses and turn ends in a WAV"),
-    ("devices", "cutin_tui.cli.devices_cmd", "list audio devices for --input-device/--output-device"),
-    ("simulate", "cutin_tui.cli.simulate_cmd", "headless batch runs: scenarios x conditions x runs"),
+    ("replay", "cutin_tui.cli.replay_cmd", "step through logged calls and τ2 trials turn by turn"),
+    ("overlaps", "cutin_tui.cli.overlaps_cmd", "gallery of overlap and disfluency types; handout"),
+    ("simulate", "cutin_tui.cli.simulate_cmd", "headless batches: scenarios × conditions × runs"),
+    ("audit", "cutin_tui.cli.audit_cmd", "realized disfluency and turn-taking rates, with tests"),
     ("judge", "cutin_tui.cli.judge_cmd", "judge logged calls (rules or LLM) and record verdicts"),
     ("report", "cutin_tui.cli.report_cmd", "render calls turn by turn as Markdown, HTML or JSON"),
-    ("replay", "cutin_tui.cli.replay_cmd", "step through logged calls and τ2 trials turn by turn"),
-    ("audit", "cutin_tui.cli.audit_cmd", "realized disfluency and turn-taking rates, with tests"),
-    ("overlaps", "cutin_tui.cli.overlaps_cmd", "gallery of overlap and disfluency types; handout"),
+    ("inject", "cutin_tui.cli.inject_cmd", "add rule-based disfluencies to text"),
+    ("vad", "cutin_tui.cli.vad_cmd", "list speech starts, short pauses and turn ends in a WAV"),
+    ("devices", "cutin_tui.cli.devices_cmd", "list audio devices (--input/--output-device)"),
     ("positions", "cutin_tui.cli.positions_cmd", "freeze caller-reply positions of calls"),
-    ("prompt-audit", "cutin_tui.cli.prompt_audit_cmd", "prompted vs injected disfluency, paired"),
+    ("prompt-audit", "cutin_tui.cli.prompt_audit_cmd", "prompted vs injected disfluency"),
 ]
 
 

@@ -78,6 +78,50 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the call log goes (default CUTIN_SESSIONS_DIR, else the user data dir)",
     )
+    llm = p.add_argument_group(
+        "agents and policies over an OpenAI-compatible endpoint",
+        "The key comes from OPENAI_API_KEY (never logged); a local server needs only "
+        "--base-url. Settings: CUTIN_OPENAI_BASE_URL, CUTIN_OPENAI_MODEL.",
+    )
+    llm.add_argument(
+        "--agent",
+        choices=("scripted", "openai"),
+        default="scripted",
+        help="the agent under test: the scenario's script (default, offline) or an LLM "
+        "defined by a system prompt (the scenario's, or --agent-prompt)",
+    )
+    llm.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1",
+    )
+    llm.add_argument(
+        "--model", metavar="NAME", help="chat model (default CUTIN_OPENAI_MODEL or gpt-4o-mini)"
+    )
+    llm.add_argument(
+        "--agent-prompt",
+        type=Path,
+        metavar="FILE",
+        help="system prompt of the agent under test (with --agent openai)",
+    )
+    llm.add_argument(
+        "--policy",
+        choices=("rules", "tau-voice"),
+        default="rules",
+        help="who decides interruptions/backchannels: the rules (default) or τ-Voice's "
+        "LLM classifiers, consulted every 2.0 s of agent speech",
+    )
+    llm.add_argument(
+        "--shadow",
+        choices=("rules", "tau-voice"),
+        help="a second policy asked at the same opportunities and only logged, so one call "
+        "shows both decisions (with LLM calls, latency and tokens)",
+    )
+    llm.add_argument(
+        "--suggest",
+        action="store_true",
+        help="offer LLM-suggested caller replies on F9 (on by default with --agent openai)",
+    )
     p.add_argument(
         "--no-auto-interrupt",
         dest="auto_interrupt",
@@ -116,13 +160,26 @@ def run(args: argparse.Namespace) -> int:
         auto_interrupt=args.auto_interrupt,
         auto_backchannel=args.auto_backchannel,
         sessions_dir=sessions_dir,
+        agent=args.agent,
+        base_url=args.base_url,
+        model=args.model,
+        agent_prompt=args.agent_prompt,
+        policy=args.policy,
+        shadow=args.shadow,
+        simulator=args.suggest,
     )
+    if args.shadow is not None and args.shadow == args.policy:
+        raise CliError(f"--shadow {args.shadow} is already the acting --policy")
+    if args.agent_prompt is not None and args.agent != "openai":
+        raise CliError("--agent-prompt needs --agent openai")
     try:
         driver = open_call(options)
     except ScenarioError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot create the call log in {sessions_dir}: {exc}") from None
+    except (ValueError, RuntimeError) as exc:  # an unusable endpoint, key or prompt file
+        raise CliError(str(exc)) from None
     app = CutinApp(call=driver)
     try:
         app.run()

@@ -9,12 +9,14 @@ and ctrl/shift chords the input box does not use, so they work while typing.
 
 from __future__ import annotations
 
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
+from textual.worker import Worker, WorkerState
 
 from controls.tendencies import Tendencies
 from cutin_tui.call_driver import CallDriver
@@ -78,6 +80,9 @@ class CallScreen(Screen[None]):
         Binding("ctrl+down,shift+down", f"step_dial({-DIAL_STEP})", "Dial −",
                 id="call.dial_down", key_display="^↓", group=_STEP,
                 tooltip=f"Lower the selected dial by {DIAL_STEP}"),
+        Binding("f9", "suggest", "Suggest", id="call.suggest",
+                tooltip="Ask the LLM user simulator for a reply (goal and persona from the "
+                        "scenario); it lands in the box to edit or send"),
         Binding("f10", "end_call", "Hang up", id="call.end",
                 tooltip="End the call; the screen stays so you can read it (ctrl+q leaves)"),
         Binding("escape", "leave", "Back", id="call.leave",
@@ -93,6 +98,7 @@ class CallScreen(Screen[None]):
         "call.select_gamma": "Select dial γ (backchannel)",
         "call.dial_up": "Raise the selected dial",
         "call.dial_down": "Lower the selected dial",
+        "call.suggest": "Suggest a reply (LLM user simulator)",
         "call.end": "Hang up (end the call)",
         "call.leave": "Leave the call screen",
     }
@@ -198,6 +204,9 @@ class CallScreen(Screen[None]):
         ended = self.view.ended is not None
         if action == "leave":
             return ended
+        if action == "suggest":
+            # Only offered (and shown in the footer) when an LLM endpoint is configured.
+            return self.driver.simulator is not None and not ended
         if action in ("interrupt", "backchannel", "end_call"):
             return None if ended else True  # shown greyed out once the call is over
         return True
@@ -218,6 +227,40 @@ class CallScreen(Screen[None]):
             self.notify("The agent is not speaking: a backchannel needs a speaker.", timeout=3)
             return
         self.driver.submit(BackchannelNow())
+
+    class Suggested(Message):
+        """A suggested caller reply arrived from the simulator worker."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def action_suggest(self) -> None:
+        """Fill the box with the simulator's suggestion (runs off the UI thread)."""
+        if self.driver.simulator is None:
+            self.notify(
+                "Suggestions need an LLM endpoint: start with --suggest and --base-url URL "
+                "(or OPENAI_API_KEY).",
+                timeout=5,
+            )
+            return
+        self.notify("Asking the user simulator…", timeout=2)
+        self._suggest()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="suggest")
+    def _suggest(self) -> None:
+        self.post_message(self.Suggested(self.driver.suggest_reply()))
+
+    def on_call_screen_suggested(self, message: Suggested) -> None:
+        box = self.query_one(Input)
+        box.value = message.text
+        box.cursor_position = len(message.text)
+        box.focus()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """One place for background failures: a notification, never a crash."""
+        if event.state is WorkerState.ERROR and event.worker.error is not None:
+            self.notify(str(event.worker.error), title="suggestion failed", severity="error")
 
     def action_toggle_auto_interrupt(self) -> None:
         self.auto_interrupt = not self.auto_interrupt

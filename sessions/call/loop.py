@@ -614,7 +614,12 @@ class CallLoop:
                     return line
             except Exception as exc:
                 self.emit(ErrorEvent(t=t, where="interruption_text", message=str(exc)))
-        return self._rng.choice(self.config.scenario.user.interruptions)
+        opener = self._rng.choice(self.config.scenario.user.interruptions)
+        # A headless caller may say what they came to say after the opener (so a call
+        # at β = 1 still moves forward); see ScriptedUser(barge_in_with_next_line=...).
+        more = getattr(self.user, "barge_in_content", None)
+        content = more(list(self.history)) if callable(more) else None
+        return f"{opener} {content}" if content else opener
 
     def _interrupt(
         self, t: float, decision: PolicyDecision, *, trigger: str, text: str = ""
@@ -638,12 +643,21 @@ class CallLoop:
             # The agent talks over the caller: both speak; its turn ends on its own.
             self._start_user_turn(line, t, source="interruption", hold=True)
 
-    def _cut_agent_turn(self, turn: _AgentTurn, t: float, cut_word: int, spoken: str) -> None:
-        if not turn.track.stream_done:
-            # Stop listening to the agent's stream; what it would have said stays unspoken.
-            for chunk in turn.stream.poll():
+    def _cut_agent_turn(
+        self, turn: _AgentTurn, t: float, cut_word: int, spoken: str, *, interrupted: bool = True
+    ) -> None:
+        # What the agent had generated but not said stays in the log as unspoken. On the
+        # virtual clock the agent is "infinitely fast", so its whole reply is taken; in
+        # real time, what has arrived so far.
+        while not turn.track.stream_done:
+            chunks = turn.stream.poll(block=self.virtual, timeout=60.0)
+            for chunk in chunks:
                 turn.full_text += chunk
                 turn.track.add_text(chunk, t)
+            if turn.stream.done:
+                turn.track.finish(t)
+            elif not self.virtual or not chunks:
+                break
         turn.track.stop(t)
         self._report_words(turn, t)
         planned = [w.word for w in turn.track.words]
@@ -657,7 +671,7 @@ class CallLoop:
                 text=" ".join(planned),
                 spoken=spoken,
                 unspoken=unspoken,
-                interrupted=True,
+                interrupted=interrupted,
                 cut_t=t,
                 cut_word=cut_word,
                 talk_over_s=0.0,
@@ -753,8 +767,9 @@ class CallLoop:
             return
         turn = self._turn
         if turn is not None and self.state is CallState.AGENT_SPEAKING:
+            # Hung up mid-speech: the turn is cut, but not by an interruption.
             n, spoken = turn.heard_text(self.t)
-            self._cut_agent_turn(turn, self.t, n, spoken)
+            self._cut_agent_turn(turn, self.t, n, spoken, interrupted=False)
         self.state = CallState.ENDED
         self.end_reason = reason
         self.emit(EndEvent(t=round(self.t, 6), reason=reason))
