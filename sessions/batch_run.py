@@ -215,7 +215,7 @@ class _Caller:
 
 def _make_user(scenario: Scenario, spec: CallSpec, options: RunOptions) -> _Caller:
     if options.user == "scripted":
-        return _Caller(ScriptedUser(scenario))
+        return _Caller(ScriptedUser(scenario, barge_in_with_next_line=True))
     if options.user == "llm":
         from sessions.llm_client import LLMClient
         from sessions.simulator import UserSimulator

@@ -18,6 +18,7 @@ import pytest
 from cutin_tui.cli import COMMANDS, main
 from sessions.log import read_session
 from sessions.log.models import AgentWords, Interruption
+from sessions.scenarios import shipped_scenario_names
 
 from .helpers import rates_by_condition, simulate, simulate_json
 
@@ -96,7 +97,7 @@ def test_replay_opens_the_batch_folder(sweep: Path, tmp_path: Path) -> None:
 
 def test_every_log_names_its_condition_and_run(sweep: Path) -> None:
     files = sorted(sweep.iterdir())
-    assert len(files) == 3 * len(BETAS) * len(GAMMAS) * 2
+    assert len(files) == len(shipped_scenario_names()) * len(BETAS) * len(GAMMAS) * 2
     assert all(f.suffix == ".jsonl" for f in files), "no .part or .failed files left"
     for path in files:
         s = read_session(path)
@@ -142,14 +143,15 @@ def test_summary_counts_skipped_calls_and_matches_the_logs(
 ) -> None:
     argv = ["--beta", ",".join(map(str, BETAS)), "--gamma", ",".join(map(str, GAMMAS))]
     summary = simulate_json(capsys, *argv, "--runs", "2", "--seed", "11", "--out", str(sweep))
-    assert (summary["ran"], summary["skipped"], summary["failed"]) == (0, 72, 0)
+    total = len(shipped_scenario_names()) * len(BETAS) * len(GAMMAS) * 2
+    assert (summary["ran"], summary["skipped"], summary["failed"]) == (0, total, 0)
     rates = rates_by_condition(sweep)
     rows = summary["conditions"]
     assert isinstance(rows, list) and len(rows) == len(BETAS) * len(GAMMAS)
     for row in rows:
         c = row["condition"]
         mine = rates[(c["alpha"], c["beta"], c["gamma"])]
-        assert row["calls"] == mine.calls == 6
+        assert row["calls"] == mine.calls == len(shipped_scenario_names()) * 2
         assert row["agent_turns"] == mine.agent_turns
         assert row["interruptions"] == mine.interruptions
         assert row["backchannels"] == mine.backchannels
