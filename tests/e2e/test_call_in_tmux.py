@@ -145,9 +145,9 @@ def _only_log(sessions: Path) -> Path:
 def test_a_killed_call_leaves_a_readable_log(tmux: Tmux, tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     _call(tmux, sessions, "--beta", "1")
-    tmux.wait_for("INTERRUPT · taken")
+    tmux.wait_for("INTERRUPT · taken", timeout=30)
     os.kill(pid_of(str(sessions)), signal.SIGKILL)  # the cutin this test started
-    tmux.wait_for(lambda s: "Pane is dead" in s or "dead" in s.lower(), timeout=10)
+    tmux.wait_for(lambda s: "Pane is dead" in s or "dead" in s.lower(), timeout=30)
     log = read_session(_only_log(sessions))
     assert log.of(Interruption) and log.of(AgentTurnStart)
     assert not log.of(EndEvent)  # nothing ran after the kill, and still every line reads
