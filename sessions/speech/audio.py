@@ -12,6 +12,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -28,6 +29,40 @@ Audio = npt.NDArray[np.float32]
 
 def _describe(device: int | str | None) -> str:
     return "the default device" if device is None else f"device {device!r}"
+
+
+def _open_stream(
+    *,
+    output: bool,
+    device: int | str | None,
+    blocksize: int,
+    latency: float | str,
+    callback: Callable[..., None],
+) -> Any:
+    """A started 16 kHz mono float32 output (or input) stream; :class:`AudioUnavailable`
+    with a one-line reason if the device can't be opened."""
+    sd = import_sounddevice()
+    stream_class = sd.OutputStream if output else sd.InputStream
+    try:
+        stream = stream_class(
+            samplerate=SAMPLE_RATE,
+            channels=1,
+            dtype="float32",
+            blocksize=blocksize,
+            device=device,
+            latency=latency,
+            callback=callback,
+        )
+        stream.start()
+    except Exception as exc:  # PortAudioError, ValueError for a bad device, ...
+        purpose = "playback" if output else "recording"
+        raise AudioUnavailable(f"cannot open {_describe(device)} for {purpose}: {exc}") from None
+    return stream
+
+
+def _latency_s(stream: Any) -> float:
+    """PortAudio's latency estimate of an open stream (0 while closed)."""
+    return float(stream.latency) if stream is not None else 0.0
 
 
 class Player:
@@ -57,25 +92,14 @@ class Player:
 
     def start(self) -> Player:
         """Open and start the output stream (:class:`AudioUnavailable` if it can't)."""
-        if self._stream is not None:
-            return self
-        sd = import_sounddevice()
-        try:
-            stream = sd.OutputStream(
-                samplerate=SAMPLE_RATE,
-                channels=1,
-                dtype="float32",
-                blocksize=self.blocksize,
+        if self._stream is None:
+            self._stream = _open_stream(
+                output=True,
                 device=self.device,
+                blocksize=self.blocksize,
                 latency=self.latency,
                 callback=self._callback,
             )
-            stream.start()
-        except Exception as exc:  # PortAudioError, ValueError for a bad device, ...
-            raise AudioUnavailable(
-                f"cannot open {_describe(self.device)} for playback: {exc}"
-            ) from None
-        self._stream = stream
         return self
 
     def _callback(self, outdata: Any, frames: int, _time: Any, status: Any) -> None:
@@ -98,7 +122,7 @@ class Player:
     @property
     def output_latency_s(self) -> float:
         """PortAudio's estimate of the time from render to the speaker."""
-        return float(self._stream.latency) if self._stream is not None else 0.0
+        return _latency_s(self._stream)
 
     # The agent's turn -------------------------------------------------------
     def play(self, audio: npt.NDArray[Any], *, more_coming: bool = False) -> None:
@@ -182,25 +206,15 @@ class Recorder:
         self._stream: Any = None
 
     def start(self) -> Recorder:
-        if self._stream is not None:
-            return self
-        sd = import_sounddevice()
-        try:
-            stream = sd.InputStream(
-                samplerate=SAMPLE_RATE,
-                channels=1,
-                dtype="float32",
-                blocksize=self.blocksize,
+        """Open and start the input stream (:class:`AudioUnavailable` if it can't)."""
+        if self._stream is None:
+            self._stream = _open_stream(
+                output=False,
                 device=self.device,
+                blocksize=self.blocksize,
                 latency=self.latency,
                 callback=self._callback,
             )
-            stream.start()
-        except Exception as exc:
-            raise AudioUnavailable(
-                f"cannot open {_describe(self.device)} for recording: {exc}"
-            ) from None
-        self._stream = stream
         return self
 
     def _callback(self, indata: Any, frames: int, _time: Any, status: Any) -> None:
@@ -213,7 +227,7 @@ class Recorder:
 
     @property
     def input_latency_s(self) -> float:
-        return float(self._stream.latency) if self._stream is not None else 0.0
+        return _latency_s(self._stream)
 
     def drain(self) -> list[RecordedBlock]:
         """Every block queued so far (non-blocking)."""
