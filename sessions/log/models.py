@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -226,24 +226,9 @@ class UnknownEvent(_Event):
     type: str
 
 
-KnownEvent = Annotated[
-    AgentTurnStart
-    | AgentWords
-    | AgentTurnEnd
-    | UserTurn
-    | SpeechStart
-    | ShortPause
-    | TurnEnd
-    | Opportunity
-    | Interruption
-    | Backchannel
-    | Verdict
-    | DialsChanged
-    | ErrorEvent
-    | EndEvent,
-    Field(discriminator="type"),
-]
-Event = (
+# The known event classes, written once: the discriminated union, the open Event
+# union and KNOWN_TYPES all derive from this alias.
+_KnownUnion = (
     AgentTurnStart
     | AgentWords
     | AgentTurnEnd
@@ -258,27 +243,10 @@ Event = (
     | DialsChanged
     | ErrorEvent
     | EndEvent
-    | UnknownEvent
 )
-KNOWN_TYPES = frozenset(
-    m.model_fields["type"].default
-    for m in (
-        AgentTurnStart,
-        AgentWords,
-        AgentTurnEnd,
-        UserTurn,
-        SpeechStart,
-        ShortPause,
-        TurnEnd,
-        Opportunity,
-        Interruption,
-        Backchannel,
-        Verdict,
-        DialsChanged,
-        ErrorEvent,
-        EndEvent,
-    )
-)
+KnownEvent = Annotated[_KnownUnion, Field(discriminator="type")]
+Event = _KnownUnion | UnknownEvent
+KNOWN_TYPES = frozenset(m.model_fields["type"].default for m in get_args(_KnownUnion))
 _KNOWN = TypeAdapter(KnownEvent)
 
 
