@@ -17,9 +17,14 @@ class SubmitText:
 
 @dataclass(frozen=True, slots=True)
 class InterruptNow:
-    """Cut the agent at the current word and say ``text`` (or a scenario line if empty)."""
+    """Cut the agent at the current word and say ``text`` (or a scenario line if empty).
+
+    ``at``: when the tester started (call clock, at most now): words that ended by then
+    count as spoken; the agent's audio between ``at`` and the cut is its talk-over.
+    """
 
     text: str = ""
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,4 +48,35 @@ class EndCall:
     reason: str = "hangup"
 
 
-Command = SubmitText | InterruptNow | BackchannelNow | SetTendencies | SetAutos | EndCall
+@dataclass(frozen=True, slots=True)
+class CallerSpeechStart:
+    """The tester's microphone: speech began at ``at`` (call clock).
+
+    While the agent speaks this is an interruption cut at ``at``; in any case the tester
+    holds the floor until the matching :class:`CallerUtterance` arrives.
+    """
+
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class CallerUtterance:
+    """What the tester said into the microphone (STT), from ``start`` to ``end``."""
+
+    text: str
+    start: float
+    end: float
+    words: tuple[tuple[str, float, float], ...] = ()
+    """(word, start, end) on the call clock, as STT heard them."""
+
+
+Command = (
+    SubmitText
+    | InterruptNow
+    | BackchannelNow
+    | SetTendencies
+    | SetAutos
+    | EndCall
+    | CallerSpeechStart
+    | CallerUtterance
+)

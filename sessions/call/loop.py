@@ -1,9 +1,14 @@
 """The call loop: one frame (32 ms) at a time, on one clock.
 
-Each frame: apply the tester's commands, take the agent's new text, speak it on the
-text clock, feed the agent's speech/silence to the pause detector, consult the
-policy at short pauses (an *opportunity* when the caller is silent), execute what
-it decides, and report every step as a session-log event to the listeners.
+Each frame: apply the tester's commands, take the agent's new text, speak it with
+the call's voice (the text clock, or synthesized audio: :mod:`sessions.call.voice`),
+feed the agent's speech probability to the pause detector, consult the policy at
+short pauses (an *opportunity* when the caller is silent), execute what it decides,
+and report every step as a session-log event to the listeners.
+
+The tester's microphone arrives as two commands: :class:`CallerSpeechStart` (the
+onset: the floor is taken, and an agent that is speaking is cut there) and
+:class:`CallerUtterance` (the words, once STT has them).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from controls.turn_taking import Action, Situation
 from sessions.agents.base import Agent, Message, ReplyStream
 from sessions.call.commands import (
     BackchannelNow,
+    CallerSpeechStart,
+    CallerUtterance,
     Command,
     EndCall,
     InterruptNow,
@@ -34,6 +41,7 @@ from sessions.call.commands import (
 from sessions.call.config import CallConfig
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
 from sessions.call.users import UserProvider
+from sessions.call.voice import TextVoice, Voice, VoiceTrack
 from sessions.clock import Clock
 from sessions.log.models import (
     AgentTurnEnd,
@@ -54,7 +62,6 @@ from sessions.log.models import (
     UserTurn,
     WordTiming,
 )
-from sessions.speech_clock import SpeechTrack
 
 Listener = Callable[[Event], None]
 InterruptionText = Callable[[str, list[Message]], str]
@@ -73,7 +80,7 @@ class CallState(StrEnum):
 class _AgentTurn:
     index: int
     stream: ReplyStream
-    track: SpeechTrack
+    track: VoiceTrack
     started: bool = False
     words_reported: int = 0
     interrupted: bool = False
@@ -89,6 +96,20 @@ class _AgentTurn:
     def heard_text(self, t: float) -> tuple[int, str]:
         n = self.track.heard(t)
         return n, " ".join(w.word for w in self.track.words[:n])
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """Where an agent turn was cut: the words spoken by ``cut_t``, audio on until ``stop_t``."""
+
+    cut_t: float
+    stop_t: float
+    cut_word: int
+    spoken: str
+
+    @property
+    def talk_over_s(self) -> float:
+        return round(max(0.0, self.stop_t - self.cut_t), 4)
 
 
 @dataclass
@@ -114,8 +135,10 @@ class CallLoop:
         shadow: TurnTakingPolicy | None = None,
         interruption_text: InterruptionText | None = None,
         virtual: bool = True,
+        voice: Voice | None = None,
     ) -> None:
         self.config = config
+        self.voice: Voice = voice if voice is not None else TextVoice(config.style)
         self.agent = agent
         self.user = user
         self.listeners: list[Listener] = list(listeners)
@@ -148,6 +171,10 @@ class CallLoop:
         self._opportunities = 0
         self._pending: _Pending | None = None
         self._agent_done = False
+        self._mic_open: float | None = None
+        """Onset of the tester's microphone utterance in progress (they hold the floor)."""
+        self._mic_cut = False
+        """That utterance interrupted the agent."""
         self.end_reason: str | None = None
 
     # ---- inputs -----------------------------------------------------------------
@@ -201,17 +228,18 @@ class CallLoop:
         self._apply_commands(t)
         if self.ended:
             return
+        self.voice.tick(t)
         if self._pending is not None and t >= self._pending.at:
             pending, self._pending = self._pending, None
             self._execute(pending.decision, t, trigger="auto", turn=pending.turn)
         self._agent_frame(t)
         turn = self._turn
-        speaking = bool(
-            turn is not None
-            and self.state is CallState.AGENT_SPEAKING
-            and turn.track.speaking_at(t, t + frame)
+        prob = (
+            turn.track.speech_prob(t, t + frame)
+            if turn is not None and self.state is CallState.AGENT_SPEAKING
+            else 0.0
         )
-        for ev in self.detector.feed(t, 1.0 if speaking else 0.0):
+        for ev in self.detector.feed(t, prob):
             self._on_pause_event(ev)
             if self.ended:
                 return
@@ -249,9 +277,13 @@ class CallLoop:
         elif isinstance(command, InterruptNow):
             if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
                 decision = PolicyDecision(Action.INTERRUPT)
-                self._interrupt(t, decision, trigger="manual", text=command.text)
+                self._interrupt(t, decision, trigger="manual", text=command.text, at=command.at)
             elif command.text.strip():
                 self._apply(SubmitText(command.text), t)
+        elif isinstance(command, CallerSpeechStart):
+            self._caller_speech_start(command.at, t)
+        elif isinstance(command, CallerUtterance):
+            self._caller_utterance(command, t)
         elif isinstance(command, BackchannelNow):
             if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
                 self._backchannel(t, trigger="manual", token=command.token)
@@ -302,12 +334,14 @@ class CallLoop:
             return
         index = self._agent_turns
         self._agent_turns += 1
-        track = SpeechTrack(self.config.style, seed=self.config.seed * 1009 + index)
+        track = self.voice.track("agent", index, seed=self.config.seed * 1009 + index)
         self._turn = _AgentTurn(index=index, stream=stream, track=track)
         self.state = CallState.AGENT_PENDING
 
     def _agent_frame(self, t: float) -> None:
         if self.state is CallState.AGENT_PENDING:
+            if self._mic_open is not None:
+                return  # the tester is speaking: the agent waits for their words
             if self._turn is None:
                 if t + 1e-9 >= self._agent_due:
                     self._request_agent_turn(t)
@@ -320,6 +354,7 @@ class CallLoop:
             return
         if turn.cut_t is not None and turn.interrupted and turn.track.stopped_at is not None:
             return
+        turn.track.tick(t)
         self._take_text(turn, t)
         if not turn.started and turn.track.words:
             turn.started = True
@@ -459,11 +494,11 @@ class CallLoop:
         ):
             talk_over = None
             if turn.cut_t is not None and not self.config.scenario.agent.yields_when_interrupted:
-                talk_over = round(max(0.0, turn.track.end - turn.cut_t), 4)
+                talk_over = round(turn.track.talk_over(turn.cut_t), 4)
             self._finish_agent_turn(ev.t, talk_over_s=talk_over)
 
     def _user_busy(self, t: float) -> bool:
-        return t < self._user_busy_until - 1e-9
+        return self._mic_open is not None or t < self._user_busy_until - 1e-9
 
     def _situation(self, turn: _AgentTurn, t: float) -> Situation:
         n, text = turn.heard_text(t)
@@ -622,29 +657,64 @@ class CallLoop:
         return f"{opener} {content}" if content else opener
 
     def _interrupt(
-        self, t: float, decision: PolicyDecision, *, trigger: str, text: str = ""
+        self,
+        t: float,
+        decision: PolicyDecision,
+        *,
+        trigger: str,
+        text: str = "",
+        at: float | None = None,
+        mic: bool = False,
     ) -> None:
+        """Cut the agent for the caller. ``at``: when the caller began (≤ t); ``mic``: the
+        caller is speaking into the microphone, so their words come later (STT)."""
         turn = self._turn
         assert turn is not None
-        line = text.strip() or self._interruption_line(turn, t)
-        cut_word, spoken = turn.heard_text(t)
-        turn.interrupted = True
-        turn.cut_t = t
-        self.emit(
-            Interruption(
-                t=t, turn=turn.index, trigger=trigger, cut_t=t, cut_word=cut_word, text=line
-            )
-        )
+        line = "" if mic else text.strip() or self._interruption_line(turn, t)
         yields = self.config.scenario.agent.yields_when_interrupted
         if yields:
-            self._cut_agent_turn(turn, t, cut_word, spoken)
-            self._start_user_turn(line, t, source="interruption")
+            cut = self._stop_agent(turn, t, at)
         else:
+            cut_t = t if at is None else min(at, t)
+            n, spoken = turn.heard_text(cut_t)
+            cut = _Cut(cut_t, cut_t, n, spoken)
+        turn.interrupted = True
+        turn.cut_t = cut.cut_t
+        self.emit(
+            Interruption(
+                t=t,
+                turn=turn.index,
+                trigger=trigger,
+                cut_t=cut.cut_t,
+                cut_word=cut.cut_word,
+                text=line,
+            )
+        )
+        if yields:
+            self._cut_agent_turn(turn, t, cut)
+            if mic:
+                self.state = CallState.USER_SPEAKING
+            else:
+                self._start_user_turn(line, t, source="interruption")
+        elif not mic:
             # The agent talks over the caller: both speak; its turn ends on its own.
             self._start_user_turn(line, t, source="interruption", hold=True)
 
+    def _stop_agent(self, turn: _AgentTurn, t: float, at: float | None = None) -> _Cut:
+        """Stop the agent's playback now; the words it had finished by the cut are spoken.
+
+        The cut is at ``at`` (the caller's onset) or where the audio really stopped,
+        whichever is earlier; audio played after the cut is the agent's talk-over.
+        """
+        stop_t = turn.track.stopped_at
+        if stop_t is None:
+            stop_t = turn.track.stop(t)
+        cut_t = stop_t if at is None else min(at, stop_t)
+        n, spoken = turn.heard_text(cut_t)
+        return _Cut(cut_t, stop_t, n, spoken)
+
     def _cut_agent_turn(
-        self, turn: _AgentTurn, t: float, cut_word: int, spoken: str, *, interrupted: bool = True
+        self, turn: _AgentTurn, t: float, cut: _Cut, *, interrupted: bool = True
     ) -> None:
         # What the agent had generated but not said stays in the log as unspoken. On the
         # virtual clock the agent is "infinitely fast", so its whole reply is taken; in
@@ -658,26 +728,26 @@ class CallLoop:
                 turn.track.finish(t)
             elif not self.virtual or not chunks:
                 break
-        turn.track.stop(t)
-        self._report_words(turn, t)
+        self._report_words(turn, cut.cut_t)
         planned = [w.word for w in turn.track.words]
-        if turn.track._pending.strip():
-            planned.extend(turn.track._pending.split())
-        unspoken = " ".join(planned[cut_word:])
+        pending = turn.track.pending_text
+        if pending.strip():
+            planned.extend(pending.split())
+        unspoken = " ".join(planned[cut.cut_word :])
         self.emit(
             AgentTurnEnd(
                 t=t,
                 turn=turn.index,
                 text=" ".join(planned),
-                spoken=spoken,
+                spoken=cut.spoken,
                 unspoken=unspoken,
                 interrupted=interrupted,
-                cut_t=t,
-                cut_word=cut_word,
-                talk_over_s=0.0,
+                cut_t=cut.cut_t,
+                cut_word=cut.cut_word,
+                talk_over_s=cut.talk_over_s,
             )
         )
-        self.history.append(Message("assistant", spoken, truncated=True))
+        self.history.append(Message("assistant", cut.spoken, truncated=True))
         self._turn = None
         self.detector.reset()
 
@@ -685,15 +755,17 @@ class CallLoop:
         turn = self._turn
         assert turn is not None
         chosen = token or self._rng.choice(self.config.backchannel_tokens)
-        n, spoken = turn.heard_text(t)
+        n, _spoken = turn.heard_text(t)
         turn.backchannels += 1
         turn.words_at_last_backchannel = n
-        self._user_busy_until = max(self._user_busy_until, t + self.config.backchannel_s)
+        duration = self.voice.backchannel(chosen, t)
+        busy = self.config.backchannel_s if duration is None else duration
+        self._user_busy_until = max(self._user_busy_until, t + busy)
         self.emit(Backchannel(t=t, turn=turn.index, trigger=trigger, token=chosen, words_heard=n))
         if self.config.scenario.agent.treats_backchannel_as_turn:
             # A faulty agent: it takes the "mm-hmm" as the caller taking the floor.
             turn.interrupted = True
-            self._cut_agent_turn(turn, t, n, spoken)
+            self._cut_agent_turn(turn, t, self._stop_agent(turn, t))
             self.history.append(Message("user", chosen))
             self.state = CallState.AGENT_PENDING
             self._agent_due = self._user_busy_until + self._agent_latency()
@@ -702,11 +774,11 @@ class CallLoop:
 
     def _start_user_turn(self, text: str, t: float, *, source: str, hold: bool = False) -> None:
         result = inject_disfluency(text, self.tendencies.alpha, self.config.profile)
-        track = SpeechTrack(self.config.style, seed=self.config.seed * 7919 + self._user_turns)
-        track.add_text(result.rendered, t, final=True)
-        end = track.end if track.words else t
         index = self._user_turns
         self._user_turns += 1
+        track = self.voice.track("caller", index, seed=self.config.seed * 7919 + index)
+        track.add_text(result.rendered, t, final=True)
+        end = track.end if track.words else t
         self._user_busy_until = max(self._user_busy_until, end)
         self.emit(
             UserTurn(
@@ -760,6 +832,60 @@ class CallLoop:
             elif self.user is None and self._agent_done and self.virtual:
                 self._end("script_complete")
 
+    # ---- the caller's microphone ------------------------------------------------
+
+    def _caller_speech_start(self, at: float, t: float) -> None:
+        if self._mic_open is not None:
+            return
+        at = min(at, t)
+        self._mic_open = at
+        self._mic_cut = False
+        if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
+            self._mic_cut = True
+            self._interrupt(t, PolicyDecision(Action.INTERRUPT), trigger="mic", at=at, mic=True)
+        elif self.state is CallState.WAIT_USER:
+            self.state = CallState.USER_SPEAKING
+
+    def _caller_utterance(self, command: CallerUtterance, t: float) -> None:
+        if self._mic_open is None:
+            self._caller_speech_start(command.start, t)
+        start = self._mic_open if self._mic_open is not None else min(command.start, t)
+        interrupted, self._mic_cut = self._mic_cut, False
+        self._mic_open = None
+        text = " ".join(command.text.split())
+        if not text:
+            # Noise, or nothing STT could make out. After a cut the agent takes the floor
+            # back (as after any caller turn); otherwise nothing happened.
+            if self.state is CallState.USER_SPEAKING and not interrupted:
+                self.state = CallState.WAIT_USER
+            return
+        end = max(start, min(command.end, t))
+        index = self._user_turns
+        self._user_turns += 1
+        self._user_busy_until = max(self._user_busy_until, end)
+        self.emit(
+            UserTurn(
+                t=round(start, 6),
+                turn=index,
+                source="mic",
+                original=text,
+                rendered=text,
+                alpha=0.0,
+                end_t=round(end, 4),
+                words=[
+                    WordTiming(word=w, start=round(a, 4), end=round(b, 4))
+                    for w, a, b in command.words
+                ],
+            )
+        )
+        message = Message("user", text)
+        if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
+            # An agent that does not yield is still talking: the words follow its turn.
+            self._held_user_message = message
+            return
+        self.history.append(message)
+        self.state = CallState.USER_SPEAKING
+
     # ---- ending -----------------------------------------------------------------
 
     def _end(self, reason: str) -> None:
@@ -768,8 +894,7 @@ class CallLoop:
         turn = self._turn
         if turn is not None and self.state is CallState.AGENT_SPEAKING:
             # Hung up mid-speech: the turn is cut, but not by an interruption.
-            n, spoken = turn.heard_text(self.t)
-            self._cut_agent_turn(turn, self.t, n, spoken, interrupted=False)
+            self._cut_agent_turn(turn, self.t, self._stop_agent(turn, self.t), interrupted=False)
         self.state = CallState.ENDED
         self.end_reason = reason
         self.emit(EndEvent(t=round(self.t, 6), reason=reason))
