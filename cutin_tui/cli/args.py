@@ -32,3 +32,14 @@ def tendency_list(name: str) -> Callable[[str], list[float]]:
 
     parse.__name__ = name
     return parse
+
+
+def positive_int(value: str) -> int:
+    """An argparse type for a whole number of at least 1 (a count, jobs, resamples)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n

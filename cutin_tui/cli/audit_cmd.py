@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from cutin_tui.cli import CliError
-from cutin_tui.cli.args import tendency_list
+from cutin_tui.cli.args import positive_int, tendency_list
+from cutin_tui.cli.inputs import print_warnings
 
 DESCRIPTION = (
     "Audit realized behaviour per condition: disfluency (fillers, repetitions and both "
@@ -39,7 +40,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument(
         "--resamples",
-        type=_positive,
+        type=positive_int,
         default=2000,
         help="bootstrap resamples (default 2000)",
     )
@@ -60,16 +61,6 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip unreadable logs (with a warning) instead of stopping",
     )
-
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 def _fields(args: argparse.Namespace) -> list[str]:
@@ -120,8 +111,7 @@ def run(args: argparse.Namespace) -> int:
         from replay.audit_render import report_json
 
         sys.stdout.write(report_json(report) + "\n")
-        for w in report.warnings:
-            print(f"cutin: warning: {w}", file=sys.stderr)
+        print_warnings(report.warnings)
     else:
         from rich.console import Console
 

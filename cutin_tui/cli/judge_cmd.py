@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
+from cutin_tui.cli.inputs import load_inputs, print_warnings
+from cutin_tui.cli.llm_options import llm_config
 
 if TYPE_CHECKING:
     from replay.model import Trial, Verdict
@@ -76,16 +78,10 @@ def _judge_fn(args: argparse.Namespace) -> JudgeFn:
 
         return judge_trial
     from replay.judges.llm import LlmJudge
-    from sessions.llm_client import LLMClient, LLMConfig, LLMError
+    from sessions.llm_client import LLMClient
     from sessions.settings import load_settings
 
-    config = LLMConfig.from_settings(
-        load_settings(), model=args.model, base_url=args.base_url, temperature=0.0
-    )
-    try:
-        config.resolved_key()
-    except LLMError as exc:
-        raise CliError(str(exc)) from None
+    config = llm_config(load_settings(), args, temperature=0.0)
     judge = LlmJudge(LLMClient(config))
     return judge.judge
 
@@ -132,17 +128,12 @@ def _print(trial: Trial, verdicts: list[Verdict], where: str, verbose: bool) -> 
 
 def run(args: argparse.Namespace) -> int:
     from replay.errors import LoadError
-    from replay.load import load_batch
     from replay.session_import import log_verdict
     from replay.sidecar import default_sidecar, write_verdicts
     from sessions.log.writer import append_events
 
-    try:
-        batch = load_batch(args.paths)
-    except LoadError as exc:
-        raise CliError(str(exc)) from None
-    for warning in batch.warnings:
-        print(f"cutin: warning: {warning}", file=sys.stderr)
+    batch = load_inputs(args.paths)
+    print_warnings(batch.warnings)
     trials = [t for t in batch.trials if not args.trial or t.id in args.trial]
     if not trials:
         raise CliError(

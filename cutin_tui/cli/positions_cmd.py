@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from cutin_tui.cli import CliError
+from cutin_tui.cli.args import positive_int
+from cutin_tui.cli.inputs import load_inputs, print_warnings
 
 DESCRIPTION = (
     "Work with user response positions, the frozen evaluation set of `cutin prompt-audit`. "
@@ -29,35 +31,23 @@ def configure(p: argparse.ArgumentParser) -> None:
     x.add_argument("paths", nargs="+", metavar="PATH", help="cutin session logs or folders")
     x.add_argument("-o", "--output", required=True, metavar="FILE", help="positions JSONL to write")
     x.add_argument(
-        "--per-conversation", type=_positive, default=None, metavar="N", help="at most N per call"
+        "--per-conversation",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="at most N per call",
     )
     x.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     x.add_argument("--include-failed", action="store_true", help="also use calls that failed")
     x.add_argument("--skip-bad", action="store_true", help="skip unreadable logs (with a warning)")
 
 
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
 def run(args: argparse.Namespace) -> int:
-    from replay.errors import LoadError
-    from replay.load import load_batch
     from replay.positions import extract, scenario_system_prompt
     from replay.positions_io import write_positions
 
-    try:
-        batch = load_batch(args.paths, skip_bad=args.skip_bad)
-    except LoadError as exc:
-        raise CliError(str(exc)) from None
-    for w in batch.warnings:
-        print(f"cutin: warning: {w}", file=sys.stderr)
+    batch = load_inputs(args.paths, skip_bad=args.skip_bad)
+    print_warnings(batch.warnings)
     result = extract(
         batch.trials,
         scenario_system_prompt,

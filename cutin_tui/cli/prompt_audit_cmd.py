@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
-from cutin_tui.cli.args import tendency_list
+from cutin_tui.cli.args import positive_int, tendency_list
+from cutin_tui.cli.llm_options import llm_config
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -51,23 +52,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="A[,A...]",
         help=f"injection α rows (default {DEFAULT_ALPHAS}); empty for none",
     )
-    p.add_argument("--jobs", type=_positive, default=4, help="requests in flight (default 4)")
+    p.add_argument("--jobs", type=positive_int, default=4, help="requests in flight (default 4)")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     p.add_argument("--cache", metavar="DIR", help="reply cache (default: settings' cache_dir)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--resamples", type=_positive, default=2000, help="bootstrap resamples")
+    p.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 def _conditions(value: str) -> list[str]:
@@ -93,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from replay.positions_io import read_positions
     from replay.prompt_audit import build_report, generate_all
     from replay.reply_cache import ReplyCache
-    from sessions.llm_client import LLMClient, LLMConfig, LLMError
+    from sessions.llm_client import LLMClient
     from sessions.settings import load_settings
 
     try:
@@ -101,13 +92,7 @@ def run(args: argparse.Namespace) -> int:
     except LoadError as exc:
         raise CliError(str(exc)) from None
     settings = load_settings()
-    config = LLMConfig.from_settings(
-        settings, model=args.model, base_url=args.base_url, temperature=args.temperature
-    )
-    try:
-        config.resolved_key()
-    except LLMError as exc:
-        raise CliError(str(exc)) from None
+    config = llm_config(settings, args, temperature=args.temperature)
     cache = ReplyCache(Path(args.cache) if args.cache else settings.cache_dir / "prompt-audit")
     llm = LLMClient(config)
     total = len(positions) * len(args.conditions)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from cutin_tui.cli import CliError
+from cutin_tui.cli.inputs import load_inputs, print_warnings
 
 DESCRIPTION = (
     "Render calls turn by turn — cut markers, the unheard part of cut turns, disfluency "
@@ -49,18 +50,12 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from replay.errors import LoadError
-    from replay.load import load_batch
     from replay.report import render
 
-    try:
-        batch = load_batch(args.paths, skip_bad=args.skip_bad)
-    except LoadError as exc:
-        raise CliError(str(exc)) from None
+    batch = load_inputs(args.paths, skip_bad=args.skip_bad)
     trials = batch.failures() if args.failures else batch.trials
     text = render(trials, _format(args), batch.warnings)
-    for warning in batch.warnings:
-        print(f"cutin: warning: {warning}", file=sys.stderr)
+    print_warnings(batch.warnings)
     if args.output:
         out = Path(args.output)
         try:
