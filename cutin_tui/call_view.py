@@ -120,6 +120,31 @@ class DecisionView:
     autos: dict[str, bool] | None
     policy: str
     at_turn_end: bool = False
+    llm: dict[str, Any] | None = None
+    """What an LLM policy's decision cost (calls, latency_s, tokens)."""
+    shadow: ShadowView | None = None
+    """The shadow policy's decision at the same opportunity, when one runs."""
+
+
+@dataclass
+class ShadowView:
+    policy: str
+    decision: str
+    llm: dict[str, Any] | None = None
+
+
+def llm_cost(llm: dict[str, Any] | None) -> str:
+    """ "2 LLM calls · 412 ms · 310 tokens" (empty when nothing was spent)."""
+    if not llm:
+        return ""
+    parts = [f"{llm.get('calls', 0)} LLM calls"]
+    if isinstance(llm.get("latency_s"), int | float):
+        parts.append(f"{1000 * llm['latency_s']:.0f} ms")
+    if llm.get("tokens"):
+        parts.append(f"{llm['tokens']} tokens")
+    if llm.get("error"):
+        parts.append("error")
+    return " · ".join(parts)
 
 
 # ---- the whole screen ------------------------------------------------------------
@@ -139,6 +164,8 @@ class CallView:
     last_t: float = 0.0
     ended: str | None = None
     errors: int = 0
+    shadow_llm_calls: int = 0
+    """LLM calls the shadow policy has spent so far (prompts vs rules: the rules spend 0)."""
     changed: set[int] = field(default_factory=set)
     _agent_index: dict[int, int] = field(default_factory=dict)
     _queued: list[int] = field(default_factory=list)
@@ -269,6 +296,9 @@ class CallView:
 
     def _opportunity(self, event: Opportunity) -> None:
         if event.mode == "shadow":
+            self.shadow_llm_calls += int((event.llm or {}).get("calls", 0))
+            if self.decision is not None and self.decision.index == event.index:
+                self.decision.shadow = ShadowView(event.policy, event.decision, event.llm)
             return
         mark = OpportunityMark(event.t, event.decision, event.executed)
         if event.pause_index is None:
@@ -286,6 +316,7 @@ class CallView:
             checks=list(event.checks),
             autos=dict(autos) if isinstance(autos, dict) else None,
             policy=event.policy,
+            llm=event.llm,
         )
 
     def take_changed(self) -> set[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from cutin_tui.call_view import DecisionView
+from cutin_tui.call_view import DecisionView, llm_cost
 from cutin_tui.explain import RULES, outcome_words, rule_checks
 
 _RULE_LABEL = {"interrupt": "interrupt", "backchannel": "backchannel"}
@@ -47,7 +47,8 @@ class DecisionLine(Widget, can_focus=False):
             head,
         )
         if d.policy != "rules":
-            out.append(f"  (policy {d.policy})", rule_style)
+            cost = llm_cost(d.llm)
+            out.append(f"  (policy {d.policy}{' · ' + cost if cost else ''})", rule_style)
         width = max(40, self.content_region.width or 100)
         for rule in RULES:
             checks = rule_checks(d.checks, rule)
@@ -68,4 +69,11 @@ class DecisionLine(Widget, can_focus=False):
                 out.append("✓ " if check.passed else "✗ ", ok if check.passed else bad)
                 out.append(check.text)
                 used += piece
+        if d.shadow is not None:
+            out.append("\n")
+            out.append(f"shadow {d.shadow.policy}".ljust(LABEL), rule_style)
+            out.append(f"→ {d.shadow.decision}", head)
+            cost = llm_cost(d.shadow.llm)
+            if cost:
+                out.append(f"  ({cost})", rule_style)
         return out

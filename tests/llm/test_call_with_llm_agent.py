@@ -107,3 +107,34 @@ def test_call_options_need_an_endpoint_for_llm_parts(tmp_path: Path) -> None:
     with pytest.raises(LLMError, match="no API key"):
         open_call(CallOptions(agent="openai", sessions_dir=tmp_path), virtual=True)
     assert not list(tmp_path.glob("*.jsonl")), "nothing is recorded for a call that never ran"
+
+
+async def test_shadow_tau_voice_shows_both_decisions_and_its_cost(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    from cutin_tui.app import CutinApp
+    from cutin_tui.widgets import DecisionLine
+
+    openai_server.default = Reply("NO")
+    driver = open_call(
+        CallOptions(
+            tendencies=Tendencies(0.0, 0.0, 1.0),
+            sessions_dir=tmp_path,
+            base_url=openai_server.base_url,
+            model="clf",
+            shadow="tau-voice",
+        ),
+        virtual=True,
+    )
+    assert isinstance(driver, VirtualDriver)
+    app = CutinApp(call=driver)
+    async with app.run_test(size=(120, 40)) as pilot:
+        driver.advance(8.0)
+        screen = app.screen
+        screen.pump()  # type: ignore[attr-defined]
+        await pilot.pause()
+        text = screen.query_one(DecisionLine).render().plain
+        assert "shadow tau-voice" in text and "→ NOTHING" in text
+        assert "2 LLM calls" in text and "tokens" in text
+    log = read_session(driver.log_path or "")
+    assert log.header.shadow == "tau-voice"
