@@ -13,14 +13,11 @@ scaled to 2,000 (it is linear in the resample count).
 
 from __future__ import annotations
 
-import gc
 import random
-import statistics
-import time
-from collections.abc import Callable
 
 import numpy as np
 
+from bench._timing import median_seconds
 from replay.audit_report import build_report
 from replay.audit_sessions import Conversation, from_texts
 
@@ -66,16 +63,6 @@ def naive_bootstrap(convs: list[Conversation], resamples: int, seed: int) -> lis
     return values
 
 
-def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def rows() -> list[dict[str, str]]:
     corpus = texts(random.Random(3))
     convs = from_texts(corpus, [0.0, 0.5])
@@ -87,10 +74,10 @@ def rows() -> list[dict[str, str]]:
     def stats_only() -> None:
         build_report(convs, ["alpha"], resamples=RESAMPLES)
 
-    full_s = _median_seconds(full, REPEATS)
-    stats_s = _median_seconds(stats_only, REPEATS)
+    full_s = median_seconds(full, REPEATS)
+    stats_s = median_seconds(stats_only, REPEATS)
     treated = [c for c in convs if c.header["tendencies"]["alpha"] == 0.5]
-    peer_s = _median_seconds(lambda: naive_bootstrap(treated, 200, 0), 3) * (RESAMPLES / 200)
+    peer_s = median_seconds(lambda: naive_bootstrap(treated, 200, 0), 3) * (RESAMPLES / 200)
     return [
         {
             "budget": "audit: 10k turns, 2000 bootstrap resamples",

@@ -11,14 +11,11 @@
 
 from __future__ import annotations
 
-import gc
 import random
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
+from bench._timing import median_seconds
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -150,16 +147,6 @@ def write_call(folder: Path) -> tuple[Path, int, int]:
     return path, words, len(events)
 
 
-def median_seconds(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def open_log_rows() -> list[dict[str, str]]:
     from replay.judges.rules import judge_trial
     from replay.load import load_paths
@@ -167,10 +154,10 @@ def open_log_rows() -> list[dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         path, words, n_events = write_call(Path(tmp))
         size_mb = path.stat().st_size / 1e6
-        seconds = median_seconds(lambda: load_paths([path]))
+        seconds = median_seconds(lambda: load_paths([path]), REPEATS)
         (trial,) = load_paths([path])
     verdicts: list[object] = []
-    judge_s = median_seconds(lambda: verdicts.extend(judge_trial(trial)))
+    judge_s = median_seconds(lambda: verdicts.extend(judge_trial(trial)), REPEATS)
     return [
         {
             "budget": "replay: open a 2-hour log, first paint",
@@ -204,12 +191,12 @@ def tau2_rows() -> list[dict[str, str]]:
     from replay.tau_voice_metrics import metrics_for_timelines
 
     results = SHARED / "text_airline_results.json"
-    text_s = median_seconds(lambda: load_paths([results]))
+    text_s = median_seconds(lambda: load_paths([results]), REPEATS)
     voice = load_paths([SHARED / "voice_full_duplex"])
     timelines = [t.ticks for t in voice if t.ticks is not None]
     n_ticks = sum(len(tl) for tl in timelines)
-    voice_s = median_seconds(lambda: load_paths([SHARED / "voice_full_duplex"]))
-    metrics_s = median_seconds(lambda: metrics_for_timelines(timelines))
+    voice_s = median_seconds(lambda: load_paths([SHARED / "voice_full_duplex"]), REPEATS)
+    metrics_s = median_seconds(lambda: metrics_for_timelines(timelines), REPEATS)
     return [
         {
             "budget": "replay: import τ2 results.json",
