@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cutin_tui.live_counts import LiveCounts
+from replay.counter import count
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -164,6 +165,9 @@ class CallView:
     last_t: float = 0.0
     ended: str | None = None
     errors: int = 0
+    caller_words: int = 0
+    caller_disfluencies: int = 0
+    """Fillers + repetitions in what the caller said (the independent counter)."""
     shadow_llm_calls: int = 0
     """LLM calls the shadow policy has spent so far (prompts vs rules: the rules spend 0)."""
     changed: set[int] = field(default_factory=set)
@@ -290,6 +294,9 @@ class CallView:
             )
         )
         self.changed.add(len(self.entries) - 1)
+        counted = count(event.rendered)  # once per turn, as the audit counts it
+        self.caller_words += counted.words
+        self.caller_disfluencies += counted.combined
         end = event.end_t if event.end_t is not None else event.t
         self.timeline.user.append((event.t, end, event.source))
         self.user_speaking_until = max(self.user_speaking_until, end)
@@ -346,3 +353,21 @@ class CallView:
         if not self.floor_free(now):
             return "waiting for the agent"
         return "your turn · type and press Enter"
+
+
+def realized_by_dial(view: CallView) -> dict[str, str]:
+    """What each dial has produced so far: α as fillers + repetitions per 1,000 words of
+    what the caller said (the independent counter, as the audit counts), β and γ as
+    actions per agent turn and per opportunity."""
+    out: dict[str, str] = {}
+    words, combined = view.caller_words, view.caller_disfluencies
+    if words:
+        out["alpha"] = f"{1000 * combined / words:.0f}/1k words"
+    c = view.counts
+    for name, taken in (("beta", c.taken_interrupt), ("gamma", c.taken_backchannel)):
+        per_turn = c.per_turn(taken)
+        if per_turn is not None:
+            per_opp = c.per_opportunity(taken)
+            opp = f" · {100 * per_opp:.0f}% opp." if per_opp is not None else ""
+            out[name] = f"{per_turn:.2f}/turn{opp}"
+    return out

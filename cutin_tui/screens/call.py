@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from controls.tendencies import Tendencies
 from cutin_tui.call_driver import CallDriver
-from cutin_tui.call_view import CallView
+from cutin_tui.call_view import CallView, realized_by_dial
 from cutin_tui.commands import PaletteEntry, ScreenActions
 from cutin_tui.widgets import (
     CountersPanel,
@@ -186,6 +186,7 @@ class CallScreen(Screen[None]):
             self.auto_interrupt,
             self.auto_backchannel,
             self.view.status(now),
+            realized_by_dial(self.view),
         )
 
     # ---- the tester's input -----------------------------------------------------

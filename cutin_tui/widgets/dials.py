@@ -24,6 +24,8 @@ class DialsState:
     auto_interrupt: bool
     auto_backchannel: bool
     status: str
+    realized: dict[str, str] | None = None
+    """Per dial, what the call has realized so far (configured vs realized, side by side)."""
 
 
 def dial_value(t: Tendencies, name: str) -> float:
@@ -42,6 +44,8 @@ def dial_lines(state: DialsState) -> list[tuple[str, str]]:
         bar = "█" * filled + "░" * (BAR - filled)
         line = f"{mark}{SYMBOL[name]} {MEANING[name]:<12} {value:4.2f} {bar}"
         out.append((line, "selected" if name == state.selected else ""))
+        if state.realized and state.realized.get(name):
+            out.append((f"    realized {state.realized[name]}", "note"))
     out.append((f"  patience {interruption_patience_seconds(t.beta):.2f} s (10 − 8.5β)", "note"))
     out.append((f"  spacing {backchannel_spacing_words(t.gamma):.1f} words (25 − 17γ)", "note"))
     for label, on in (
