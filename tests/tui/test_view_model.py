@@ -182,3 +182,20 @@ def test_check_words_say_what_passed_and_failed() -> None:
         "NOTHING", executed=False, autos={"interrupt": False, "backchannel": True}, at_turn_end=True
     )
     assert "auto-interrupt off" in words and "turn end" in words
+
+
+def test_each_dial_shows_what_it_realized_as_the_audit_counts_it() -> None:
+    from cutin_tui.call_view import realized_by_dial
+    from replay.counter import count
+
+    events = _call(beta=0.0, gamma=1.0, cut_at=None)
+    view = CallView()
+    view.apply(events)
+    shown = realized_by_dial(view)
+    rendered = [e.rendered for e in events if e.type == "user_turn"]  # type: ignore[attr-defined]
+    words = sum(count(r).words for r in rendered)
+    combined = sum(count(r).combined for r in rendered)
+    assert shown["alpha"] == f"{1000 * combined / words:.0f}/1k words"
+    c = count_events(events)
+    assert shown["gamma"].startswith(f"{c.taken_backchannel / c.agent_turns:.2f}/turn")
+    assert shown["beta"].startswith("0.00/turn")
