@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.audit.test_audit_sessions import crafted_events, header, write
+from tests.audit.test_audit_sessions import crafted_events, header
+from tests.support.logs import write_log
 
 DISFLUENCY_KEYS = {
     "condition",
@@ -114,8 +115,8 @@ def test_texts_mode_prints_tables(tmp_path: Path, child_env: dict[str, str]) -> 
 
 def test_session_logs_folder(tmp_path: Path, child_env: dict[str, str]) -> None:
     folder = tmp_path / "logs"
-    write(folder / "one.jsonl", header("one"), crafted_events())
-    write(folder / "two.jsonl", header("two", beta=0.0), crafted_events())
+    write_log(folder / "one.jsonl", header("one"), crafted_events())
+    write_log(folder / "two.jsonl", header("two", beta=0.0), crafted_events())
     data = audit_json(str(folder), "--by", "beta", "--resamples", "100", env=child_env)
     assert set(data) == {"disfluency", "turn_taking", "tests"}
     rows = [r for r in data["turn_taking"] if r["mode"] == "auto"]

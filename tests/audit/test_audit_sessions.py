@@ -14,7 +14,7 @@ from replay.audit_load import load_conversations
 from replay.audit_report import build_report
 from replay.audit_sessions import condition_of, from_session
 from replay.realized import RealizedCounter, realized
-from sessions.log import SessionWriter, read_session
+from sessions.log import read_session
 from sessions.log.models import (
     AgentInfo,
     AgentTurnEnd,
@@ -30,6 +30,7 @@ from sessions.log.models import (
     TurnEnd,
     UserTurn,
 )
+from tests.support.logs import write_log
 
 
 def header(
@@ -123,16 +124,9 @@ def crafted_events() -> list[Event]:
     ]
 
 
-def write(path: Path, head: Header, events: list[Event]) -> Path:
-    with SessionWriter(path, head) as writer:
-        for e in events:
-            writer.write(e)
-    return path
-
-
 @pytest.fixture
 def crafted(tmp_path: Path) -> Path:
-    return write(tmp_path / "one.jsonl", header("one"), crafted_events())
+    return write_log(tmp_path / "one.jsonl", header("one"), crafted_events())
 
 
 def test_counts_from_a_crafted_log(crafted: Path) -> None:
@@ -225,7 +219,7 @@ def batch(tmp_path: Path, counts: dict[tuple[float, str], int]) -> Path:
                 opp(10.0 * k + 1, k, k, k, "INTERRUPT" if k < n else "NOTHING", executed=k < n)
             )
         head = header(f"{scenario}-{beta}", scenario=scenario, alpha=0.0, beta=beta, gamma=0.0)
-        write(folder / f"{scenario}_b{beta}.jsonl", head, events)
+        write_log(folder / f"{scenario}_b{beta}.jsonl", head, events)
     return folder
 
 
@@ -259,7 +253,7 @@ def test_runs_of_one_scenario_are_summed_before_pairing(tmp_path: Path) -> None:
         opp(1.0, 0, 0, 0, "INTERRUPT", executed=True),
     ]
     head = header("a-run2", scenario="a", alpha=0.0, beta=0.5, gamma=0.0)
-    write(folder / "a_b0.5_run2.jsonl", head, extra)
+    write_log(folder / "a_b0.5_run2.jsonl", head, extra)
     convs, _ = load_conversations([folder])
     report = build_report(convs, ["beta"], resamples=50)
     (row,) = [r for r in report.tests if r["metric"] == "interruptions"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from sessions.log import SessionWriter
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -22,6 +21,7 @@ from sessions.log.models import (
     UserTurn,
     WordTiming,
 )
+from tests.support.logs import write_log as write_session
 
 WORD_S = 0.4
 """Seconds per word in crafted agent turns (0.35 s of speech, 0.05 s gap)."""
@@ -128,10 +128,8 @@ def backchannel(n: int, t: float, token: str = "mm-hmm") -> list[Event]:
 
 
 def write_log(path: Path, events: Iterable[Event], head: Header | None = None) -> Path:
-    with SessionWriter(path, head or header(path.stem)) as writer:
-        for event in events:
-            writer.write(event)
-    return path
+    """``events`` as a log at ``path``, under :func:`header` named for the file by default."""
+    return write_session(path, head or header(path.stem), events)
 
 
 A0 = "Thanks for calling Riverside Outfitters. How can I help you today?"

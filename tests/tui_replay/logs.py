@@ -24,7 +24,6 @@ from sessions.log import (
     Header,
     Interruption,
     Opportunity,
-    SessionWriter,
     ShortPause,
     TurnEnd,
     UserTurn,
@@ -33,6 +32,7 @@ from sessions.log import (
 from sessions.log.models import TendencyValues
 from sessions.log.models import Verdict as LogVerdict
 from sessions.log.writer import append_events
+from tests.support.logs import write_log
 
 WORD_S = 0.36
 AGENT = (
@@ -221,10 +221,7 @@ def llm_verdicts() -> list[LogVerdict]:
 
 def write_demo_log(folder: Path, name: str = "demo-call.jsonl") -> Path:
     """Write the demo call to ``folder/name`` with rule and LLM verdicts appended."""
-    path = folder / name
-    with SessionWriter(path, demo_header()) as writer:
-        for event in demo_events():
-            writer.write(event)
+    path = write_log(folder / name, demo_header(), demo_events())
     trial = load_log(path)
     rules = [log_verdict(v, trial) for v in judge_trial(trial)]
     append_events(path, [*rules, *llm_verdicts()])
@@ -239,10 +236,7 @@ def write_plain_log(folder: Path, name: str, session_id: str, *, cut: bool = Fal
     end = call.agent(0, 0.0, cut_word=6 if cut else None)
     end = call.user(0, end + 0.5, alpha=0.0)
     call.events.append(EndEvent(t=end + 0.5))
-    with SessionWriter(path, header) as writer:
-        for event in call.events:
-            writer.write(event)
-    return path
+    return write_log(path, header, call.events)
 
 
 def write_long_log(path: Path, *, minutes: float) -> Path:
@@ -258,7 +252,4 @@ def write_long_log(path: Path, *, minutes: float) -> Path:
         turn += 1
     call.events.append(EndEvent(t=t))
     header = Header(session_id="long", started_at="2025-03-04T12:00:00+00:00", scenario="long")
-    with SessionWriter(path, header) as writer:
-        for event in call.events:
-            writer.write(event)
-    return path
+    return write_log(path, header, call.events)

@@ -40,6 +40,7 @@ from sessions.log import (
     read_session,
 )
 from sessions.log.writer import append_events, dump_line
+from tests.support.logs import write_log as write_session
 
 
 def header(**changes: object) -> Header:
@@ -126,10 +127,7 @@ def every_event() -> list[Event]:
 
 
 def write_log(path: Path, events: list[Event], head: Header | None = None) -> Path:
-    with SessionWriter(path, head or header()) as writer:
-        for event in events:
-            writer.write(event)
-    return path
+    return write_session(path, head or header(), events)
 
 
 # --- round trip --------------------------------------------------------------------------
