@@ -4,11 +4,12 @@ Textual, heavy backends load lazily, and controls needs nothing but the standard
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from typing import Any
 
 import pytest
+
+from tests.support.cli import run_python
 
 HEADLESS_PACKAGES = ("controls", "sessions", "sessions.log", "replay", "prompts")
 # Loaded only inside the functions that use them, so `cutin --help` and typed calls start fast.
@@ -37,13 +38,7 @@ print(json.dumps({
 
 
 def probe(package: str, env: dict[str, str]) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, package],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    proc = run_python("-c", _PROBE, package, env=env)
     assert proc.returncode == 0, f"importing {package} failed:\n{proc.stderr}"
     result: dict[str, Any] = json.loads(proc.stdout)
     return result
@@ -95,13 +90,7 @@ def test_building_the_cli_imports_neither_textual_nor_heavy_backends(
         "build_parser()\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env=child_env,
-        timeout=60,
-    )
+    proc = run_python("-c", script, env=child_env)
     assert proc.returncode == 0, proc.stderr
     loaded = top_level(json.loads(proc.stdout))
     assert not loaded & {"textual", *HEAVY_MODULES}

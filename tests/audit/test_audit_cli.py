@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.audit.test_audit_sessions import crafted_events, header
+from tests.support.cli import run_cutin
 from tests.support.logs import write_log
 
 DISFLUENCY_KEYS = {
@@ -47,13 +47,8 @@ _VOCAB = _PROSE.split(" ")
 
 
 def cutin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cutin_tui", "audit", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    """``cutin audit ARGS``."""
+    return run_cutin("audit", *args, env=env)
 
 
 def long_corpus(path: Path, conversations: int = 300, seed: int = 5) -> Path:

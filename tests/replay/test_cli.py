@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cutin_tui.cli import main
 from replay.load import load_paths
+from tests.support.cli import run_cutin
 from tests.support.openai_server import OpenAIServer, Reply
 
 from .craft import shared_fixtures, standard_call
@@ -128,19 +127,12 @@ def test_judge_where_the_sidecar_cannot_go_says_to_use_sidecar(
     assert len(trials) == 3 and all(any(v.name == "yield" for v in t.verdicts) for t in trials)
 
 
-def cutin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cutin_tui", *args],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
-
-
 @needs_tau2
 def test_report_md_on_the_airline_results_lists_50_trials_22_failed(
     child_env: dict[str, str],
 ) -> None:
     assert FIXTURES is not None
-    proc = cutin("report", str(FIXTURES / "text_airline_results.json"), "--format", "md",
+    proc = run_cutin("report", str(FIXTURES / "text_airline_results.json"), "--format", "md",
                  env=child_env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "50 trials · 22 failed · 28 passed" in proc.stdout

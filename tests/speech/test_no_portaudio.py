@@ -7,14 +7,13 @@ the real one does when libportaudio2 is missing (``OSError: PortAudio library no
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from sessions.speech.tts import EspeakTts
 from sessions.speech.wav import write_wav
+from tests.support.cli import run_cutin, run_python
 
 FAILING_IMPORT = 'raise OSError("PortAudio library not found")\n'
 
@@ -27,21 +26,10 @@ def no_portaudio_env(child_env: dict[str, str], tmp_path: Path) -> dict[str, str
     return {**child_env, "PYTHONPATH": f"{shim}:{child_env['PYTHONPATH']}"}
 
 
-def cutin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cutin_tui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_devices_says_portaudio_is_missing_and_how_to_install_it(
     no_portaudio_env: dict[str, str],
 ) -> None:
-    proc = cutin("devices", env=no_portaudio_env)
+    proc = run_cutin("devices", env=no_portaudio_env)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -62,13 +50,7 @@ def test_player_and_device_helpers_raise_audio_unavailable(
         "    except AudioUnavailable as exc:\n"
         "        print(exc)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env=no_portaudio_env,
-        timeout=60,
-    )
+    proc = run_python("-c", script, env=no_portaudio_env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 3 and all("libportaudio2" in line for line in lines)
@@ -78,6 +60,6 @@ def test_vad_on_a_file_needs_no_audio_device(
     no_portaudio_env: dict[str, str], espeak: EspeakTts, tmp_path: Path
 ) -> None:
     path = write_wav(tmp_path / "a.wav", espeak.synthesize("Hello there, how are you?").audio)
-    proc = cutin("vad", str(path), "--json", env=no_portaudio_env)
+    proc = run_cutin("vad", str(path), "--json", env=no_portaudio_env)
     assert proc.returncode == 0, proc.stderr
     assert '"speech_start"' in proc.stdout

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import wave
 from pathlib import Path
 
@@ -15,22 +13,12 @@ from sessions.speech import SAMPLE_RATE
 from sessions.speech.tts import EspeakTts
 from sessions.speech.vad import detect_pauses
 from sessions.speech.wav import float_to_pcm16, read_wav, resample, write_wav
+from tests.support.cli import run_cutin
 
 SSML = (
     '<speak>I have your order open. <break time="400ms"/> The address is on file. '
     '<break time="800ms"/> It ships tomorrow.</speak>'
 )
-
-
-def cutin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cutin_tui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +29,7 @@ def recording(espeak: EspeakTts, tmp_path_factory: pytest.TempPathFactory) -> Pa
 def test_json_lines_are_the_pause_events_of_the_file(
     recording: Path, child_env: dict[str, str]
 ) -> None:
-    proc = cutin("vad", str(recording), "--json", env=child_env)
+    proc = run_cutin("vad", str(recording), "--json", env=child_env)
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     expected = [e.as_dict() for e in detect_pauses(read_wav(recording)).events]
@@ -56,7 +44,7 @@ def test_json_lines_are_the_pause_events_of_the_file(
 
 
 def test_text_output_names_each_event(recording: Path, child_env: dict[str, str]) -> None:
-    proc = cutin("vad", str(recording), env=child_env)
+    proc = run_cutin("vad", str(recording), env=child_env)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.splitlines()
     assert "frames of 32 ms" in out[0] and "vad onnx" in out[0]
@@ -65,7 +53,7 @@ def test_text_output_names_each_event(recording: Path, child_env: dict[str, str]
 
 
 def test_options_change_the_detector(recording: Path, child_env: dict[str, str]) -> None:
-    proc = cutin(
+    proc = run_cutin(
         "vad", str(recording), "--json", "--pause-ms", "600", "--turn-end-ms", "1000", env=child_env
     )
     assert proc.returncode == 0, proc.stderr
@@ -88,7 +76,7 @@ def test_stereo_44k_file_is_resampled_and_mixed_down(
         w.setsampwidth(2)
         w.setframerate(44_100)
         w.writeframes(float_to_pcm16(stereo.reshape(-1)))
-    proc = cutin("vad", str(path), "--json", env=child_env)
+    proc = run_cutin("vad", str(path), "--json", env=child_env)
     assert proc.returncode == 0, proc.stderr
     got = [json.loads(line) for line in proc.stdout.splitlines()]
     want = [e.as_dict() for e in detect_pauses(mono).events]
@@ -110,7 +98,7 @@ def test_a_bad_file_is_one_line_and_exit_2(
 ) -> None:
     path = tmp_path / "bad.wav"
     path.write_bytes(content)
-    proc = cutin("vad", str(path), env=child_env)
+    proc = run_cutin("vad", str(path), env=child_env)
     assert proc.returncode == 2
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
@@ -118,7 +106,7 @@ def test_a_bad_file_is_one_line_and_exit_2(
 
 
 def test_a_missing_file_is_one_line(tmp_path: Path, child_env: dict[str, str]) -> None:
-    proc = cutin("vad", str(tmp_path / "none.wav"), env=child_env)
+    proc = run_cutin("vad", str(tmp_path / "none.wav"), env=child_env)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"cutin: {tmp_path / 'none.wav'}: no such file"
 
@@ -136,7 +124,7 @@ def test_a_missing_file_is_one_line(tmp_path: Path, child_env: dict[str, str]) -
 def test_bad_options_are_one_line_usage_errors(
     args: list[str], message: str, recording: Path, child_env: dict[str, str]
 ) -> None:
-    proc = cutin("vad", str(recording), *args, env=child_env)
+    proc = run_cutin("vad", str(recording), *args, env=child_env)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
@@ -149,7 +137,7 @@ def test_torch_backend_without_the_extra_says_how_to_install_it(
 
     if importlib.util.find_spec("silero_vad") is not None:
         pytest.skip("the silero extra is installed here")
-    proc = cutin("vad", str(recording), "--vad", "silero-torch", env=child_env)
+    proc = run_cutin("vad", str(recording), "--vad", "silero-torch", env=child_env)
     assert proc.returncode == 2
     assert "pip install 'cutin[silero]'" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

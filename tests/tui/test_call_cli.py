@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from sessions.scenarios import list_scenarios
-
-
-def cutin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cutin_tui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+from tests.support.cli import run_cutin
 
 
 def test_list_scenarios_prints_name_tab_title(child_env: dict[str, str]) -> None:
-    proc = cutin("call", "--list-scenarios", env=child_env)
+    proc = run_cutin("call", "--list-scenarios", env=child_env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines == [f"{s.name}\t{s.title}" for s in list_scenarios()]
@@ -29,7 +17,9 @@ def test_list_scenarios_prints_name_tab_title(child_env: dict[str, str]) -> None
 
 
 def test_an_unknown_scenario_is_a_one_line_error(child_env: dict[str, str], tmp_path: Path) -> None:
-    proc = cutin("call", "--scenario", "no-such", "--sessions-dir", str(tmp_path), env=child_env)
+    proc = run_cutin(
+        "call", "--scenario", "no-such", "--sessions-dir", str(tmp_path), env=child_env
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("cutin: unknown scenario 'no-such'")
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -38,13 +28,13 @@ def test_an_unknown_scenario_is_a_one_line_error(child_env: dict[str, str], tmp_
 
 def test_a_bad_dial_or_rate_is_a_usage_error(child_env: dict[str, str]) -> None:
     for args in (("--beta", "1.5"), ("--wpm", "20"), ("--gamma", "x")):
-        proc = cutin("call", *args, env=child_env)
+        proc = run_cutin("call", *args, env=child_env)
         assert proc.returncode == 2, args
         assert "see 'cutin call --help'" in proc.stderr
 
 
 def test_help_documents_the_defaults_and_keys(child_env: dict[str, str]) -> None:
-    proc = cutin("call", "--help", env=child_env)
+    proc = run_cutin("call", "--help", env=child_env)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     for needle in ("α 0.5, β 0, γ 0.5", "F2 interrupt", "F10 hang up", "--list-scenarios"):

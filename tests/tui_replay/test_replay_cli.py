@@ -12,20 +12,11 @@ from pathlib import Path
 
 import pytest
 
-
-def cutin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cutin_tui", *args],
-        input="",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+from tests.support.cli import run_cutin
 
 
 def test_help_names_the_keys_and_the_sessions_folder(child_env: dict[str, str]) -> None:
-    proc = cutin("replay", "--help", env=child_env)
+    proc = run_cutin("replay", "--help", env=child_env)
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
     for words in ("--sessions-dir", "CUTIN_SESSIONS_DIR", "n/N failures", "c/C cuts"):
@@ -34,7 +25,7 @@ def test_help_names_the_keys_and_the_sessions_folder(child_env: dict[str, str]) 
 
 def test_a_missing_path_is_a_one_line_error(child_env: dict[str, str], tmp_path: Path) -> None:
     missing = tmp_path / "nope.jsonl"
-    proc = cutin("replay", str(missing), env=child_env)
+    proc = run_cutin("replay", str(missing), env=child_env)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"cutin: no such file or directory: {missing}"
     assert proc.stdout == ""
