@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from replay.model import FAIL, PASS, WARN, InlineEvent, Trial, Turn, Verdict
 
@@ -120,19 +121,47 @@ def _yield_verdicts(turn: Turn) -> list[Verdict]:
                 f"for {_fmt(talk_over)}"
             )
         out.append(
-            Verdict(
-                JUDGE,
+            _turn_verdict(
                 PASS if ok else FAIL,
-                "yield" if n == 0 else f"yield {n + 1}",
-                scope="turn",
-                turn=turn.index,
-                rationale=why,
-                score=latency,
+                _nth("yield", n),
+                turn.index,
+                why,
                 t=event.t,
+                score=latency,
                 extra={"yield_latency_s": latency, "talk_over_s": talk_over},
             )
         )
     return out
+
+
+def _turn_verdict(
+    label: str,
+    name: str,
+    turn: int,
+    why: str,
+    *,
+    t: float | None,
+    score: float | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Verdict:
+    """A turn-scope verdict of this judge on turn ``turn``."""
+    return Verdict(
+        JUDGE,
+        label,
+        name,
+        scope="turn",
+        turn=turn,
+        rationale=why,
+        score=score,
+        t=t,
+        extra=extra if extra is not None else {},
+    )
+
+
+def _nth(name: str, n: int) -> str:
+    """The verdict name of the ``n``-th (0-based) finding of a kind in one turn: the
+    first is plain ``name``, later ones are numbered from 2."""
+    return name if n == 0 else f"{name} {n + 1}"
 
 
 def _next_floor_turn(turns: Sequence[Turn], pos: int) -> Turn | None:
@@ -165,15 +194,13 @@ def _backchannel_verdicts(turn: Turn, turns: Sequence[Turn], pos: int) -> list[V
                 f"talked on through the backchannel {event.label!r} at {event.t:.2f} s",
             )
         out.append(
-            Verdict(
-                JUDGE,
+            _turn_verdict(
                 label,
-                "backchannel" if n == 0 else f"backchannel {n + 1}",
-                scope="turn",
-                turn=turn.index,
-                rationale=why,
-                score=latency,
+                _nth("backchannel", n),
+                turn.index,
+                why,
                 t=event.t,
+                score=latency,
                 extra={"stopped": stopped, "answered": answered},
             )
         )
@@ -221,15 +248,8 @@ def _presumption_verdict(prev: Turn | None, turn: Turn, known: set[str]) -> list
         label = PASS
         why = f"does not rely on the unheard end of turn {prev.index}"
     return [
-        Verdict(
-            JUDGE,
-            label,
-            "presumes_unspoken",
-            scope="turn",
-            turn=turn.index,
-            rationale=why,
-            t=turn.start,
-            extra={"words": used},
+        _turn_verdict(
+            label, "presumes_unspoken", turn.index, why, t=turn.start, extra={"words": used}
         )
     ]
 
@@ -242,13 +262,11 @@ def _latency_verdicts(turns: Sequence[Turn], pos: int) -> list[Verdict]:
     user_end = turn.end if turn.end is not None else turn.start
     if nxt.speaker == "user":
         return [
-            Verdict(
-                JUDGE,
+            _turn_verdict(
                 FAIL,
                 "response_latency",
-                scope="turn",
-                turn=turn.index,
-                rationale="no agent response before the tester spoke again",
+                turn.index,
+                "no agent response before the tester spoke again",
                 t=user_end,
             )
         ]
@@ -265,16 +283,7 @@ def _latency_verdicts(turns: Sequence[Turn], pos: int) -> list[Verdict]:
             f"answered {_fmt(gap)} after the tester finished (over {RESPONSE_LATENCY_S:g} s)",
         )
     return [
-        Verdict(
-            JUDGE,
-            label,
-            "response_latency",
-            scope="turn",
-            turn=nxt.index,
-            rationale=why,
-            score=round(gap, 6),
-            t=nxt.start,
-        )
+        _turn_verdict(label, "response_latency", nxt.index, why, t=nxt.start, score=round(gap, 6))
     ]
 
 
