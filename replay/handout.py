@@ -335,12 +335,6 @@ GROUPS = (
 )
 
 
-def _group(entry: GalleryEntry) -> str:
-    if entry.kind == "overlap":
-        return "overlap"
-    return "stuttering" if entry.stuttering_like else "typical"
-
-
 def render_handout(
     runs: Sequence[GalleryRun],
     *,
@@ -352,7 +346,7 @@ def render_handout(
     toc = "".join(f'<li><a href="#{_esc(r.entry.id)}">{_esc(r.entry.title)}</a></li>' for r in runs)
     sections = []
     for key, heading, blurb in GROUPS:
-        mine = [r for r in runs if _group(r.entry) == key]
+        mine = [r for r in runs if r.entry.group == key]
         if not mine:
             continue
         body = "".join(entry_html(r, failures.get(r.entry.id, ())) for r in mine)

@@ -55,12 +55,6 @@ INSERTION_STYLE = {
 }
 
 
-def group_of(entry: GalleryEntry) -> str:
-    if entry.kind == "overlap":
-        return "overlap"
-    return "stuttering" if entry.stuttering_like else "typical"
-
-
 class LiveEvent(Message):
     """A call-loop event from the play thread, handed to the screen."""
 
@@ -161,7 +155,7 @@ class OverlapsScreen(Screen[None]):
     def _options(self) -> list[Option | None]:
         out: list[Option | None] = []
         for key, heading in GROUPS:
-            mine = [e for e in self.gallery.entries if group_of(e) == key]
+            mine = [e for e in self.gallery.entries if e.group == key]
             if not mine:
                 continue
             if out:

@@ -20,6 +20,7 @@ from sessions.scenarios.model import Scenario
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 Kind = Literal["overlap", "disfluency"]
 MadeBy = Literal["rule", "script", "injection", "written"]
+Group = Literal["overlap", "typical", "stuttering"]
 InsertionKindName = Literal["filler", "repetition", "pause"]
 
 MADE_BY_TEXT: dict[str, str] = {
@@ -165,6 +166,14 @@ class GalleryEntry(_Strict):
     max_seconds: float = Field(default=60.0, gt=0.0, le=600.0)
     source: str = Field(default="", exclude=True)
     """Where it was loaded from (not part of the file)."""
+
+    @property
+    def group(self) -> Group:
+        """Where the gallery and the handout show it: overlaps, typical disfluencies, or
+        stuttering-like ones."""
+        if self.kind == "overlap":
+            return "overlap"
+        return "stuttering" if self.stuttering_like else "typical"
 
     @model_validator(mode="before")
     @classmethod
