@@ -6,6 +6,11 @@ they only write the log and append to the queue; the screen drains the queue
 on its own timer and never blocks the loop. Commands go the other way through
 the loop's thread-safe :meth:`CallLoop.submit`.
 
+A voice call (``CallOptions.speech`` espeak/openai) speaks through an
+:class:`~sessions.call.audio_voice.AudioVoice`: the driver opens its devices before
+the call, starts them with the loop (whose clock the voice then provides), writes
+both sides to ``<log>.wav`` beside the log, and closes everything at the end.
+
 :class:`RealtimeDriver` runs the loop on a thread against the real clock (the
 app). :class:`VirtualDriver` steps it on the virtual clock when told to, so
 screen tests and snapshots see exactly the same call every time.
@@ -24,8 +29,10 @@ from controls.tendencies import Tendencies
 from sessions.agents.base import Agent, Message
 from sessions.agents.scripted import ScriptedAgent
 from sessions.call import CallConfig, CallLoop, Command, EndCall, Recorder
-from sessions.clock import RealClock
-from sessions.log.models import AgentInfo, EndEvent, Event, SpeechInfo
+from sessions.call.voice import Voice
+from sessions.call.voice_setup import VoiceSpec, build_voice
+from sessions.clock import Clock, RealClock
+from sessions.log.models import AgentInfo, EndEvent, Event
 from sessions.policies.factory import build_policy, close_policy
 from sessions.scenarios import Scenario, load_scenario
 from sessions.speech_clock import SpeakingStyle
@@ -64,6 +71,30 @@ class CallOptions:
     shadow: str | None = None
     simulator: bool = False
     """Offer LLM-suggested caller replies (needs an endpoint: --base-url or a key)."""
+    speech: str = "text"
+    """text (the text clock, no audio) | espeak | openai: how both sides are spoken."""
+    input: str = "type"
+    """type | mic (STT of the tester's microphone; needs audio speech)."""
+    stt: str | None = None
+    """faster-whisper model for --input mic (default: settings, else offline tiny.en)."""
+    vad: str = "onnx"
+    push_to_talk: bool = False
+    """--input mic: utterances between two presses of the talk key, not VAD-segmented."""
+    input_device: int | None = None
+    output_device: int | None = None
+
+    def voice_spec(self) -> VoiceSpec:
+        return VoiceSpec(
+            speech=self.speech,
+            input=self.input,
+            stt=self.stt,
+            vad=self.vad,
+            push_to_talk=self.push_to_talk,
+            input_device=self.input_device,
+            output_device=self.output_device,
+            words_per_minute=self.words_per_minute,
+            openai_base_url=self.base_url,
+        )
 
 
 @dataclass
@@ -121,6 +152,31 @@ class CallDriver:
             out.append(events.popleft())
         return out
 
+    @property
+    def voice(self) -> Voice:
+        return self.loop.voice
+
+    @property
+    def recording_path(self) -> Path | None:
+        """The call's audio beside the log (voice calls that are recorded only)."""
+        recording = getattr(self.loop.voice, "recording", None)
+        return recording.path if recording is not None else None
+
+    @property
+    def push_to_talk(self) -> bool:
+        """The tester's microphone waits for the talk key (:meth:`toggle_talk`)."""
+        mic = getattr(self.loop.voice, "mic", None)
+        return bool(mic is not None and mic.push_to_talk)
+
+    def toggle_talk(self) -> bool:
+        """Push-to-talk: start (or end) what the tester says into the microphone; returns
+        whether they are talking now. Thread-safe. ``RuntimeError`` without push-to-talk."""
+        mic = getattr(self.loop.voice, "mic", None)
+        if mic is None or not mic.push_to_talk or self._ended:
+            raise RuntimeError("push-to-talk needs a call with --input mic --push-to-talk")
+        talking: bool = mic.toggle_talk()
+        return talking
+
     def history(self) -> list[Message]:
         """A copy of the conversation so far (as the agent heard it)."""
         return [Message(m.role, m.content, m.truncated) for m in list(self.loop.history)]
@@ -153,6 +209,8 @@ class CallDriver:
         self._close()
 
     def _close(self) -> None:
+        with contextlib.suppress(Exception):  # devices going away must not hide the log
+            self.loop.voice.close()
         if self.recorder is not None:
             self.recorder.close()
         for part in (self.loop.policy, self.loop.shadow, self.simulator):
@@ -171,7 +229,7 @@ class RealtimeDriver(CallDriver):
         simulator: UserSimulator | None = None,
     ) -> None:
         super().__init__(loop, scenario, recorder, simulator)
-        self._clock = RealClock()
+        self._clock: Clock = RealClock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
@@ -185,7 +243,8 @@ class RealtimeDriver(CallDriver):
     def start(self) -> None:
         if self._thread is not None or self._stopped:
             return
-        self._clock = RealClock()
+        # A voice call follows the clock its audio device keeps (see sessions.call.audio_out).
+        self._clock = self.loop.voice.start(self.loop.submit)
         self._thread = threading.Thread(target=self._run, name="cutin-call-loop", daemon=True)
         self._thread.start()
 
@@ -268,9 +327,9 @@ def _uses_llm(options: CallOptions) -> bool:
 
 
 def build_loop(
-    options: CallOptions, scenario: Scenario, *, virtual: bool
+    options: CallOptions, scenario: Scenario, *, virtual: bool, voice: Voice | None = None
 ) -> tuple[CallLoop, AgentInfo, UserSimulator | None]:
-    """A call loop for a tester typing against the agent under test."""
+    """A call loop for a tester typing (or speaking) to the agent under test."""
     config = CallConfig(
         scenario=scenario,
         tendencies=options.tendencies,
@@ -291,7 +350,9 @@ def build_loop(
         from sessions.simulator import UserSimulator
 
         simulator = UserSimulator.from_scenario(LLMClient(llm), scenario.user)
-    loop = CallLoop(config, agent, user=None, policy=policy, shadow=shadow, virtual=virtual)
+    loop = CallLoop(
+        config, agent, user=None, policy=policy, shadow=shadow, virtual=virtual, voice=voice
+    )
     return loop, info, simulator
 
 
@@ -299,20 +360,40 @@ def open_call(options: CallOptions, *, virtual: bool = False) -> CallDriver:
     """Load the scenario, create the log (when a sessions dir is given) and a driver.
 
     Raises ``ScenarioError`` for a bad scenario, ``OSError`` when the log cannot be
-    created, and ``ValueError``/``LLMError``/``AgentError`` for an unusable agent or
-    policy setup; nothing runs until the driver is started."""
+    created, ``ValueError``/``LLMError``/``AgentError`` for an unusable agent or
+    policy setup, and ``VoiceSetupError`` when the speech or input asked for cannot
+    run (its message names the fix); nothing runs until the driver is started. A
+    voice call's devices are open (playing silence) when this returns."""
     scenario = load_scenario(options.scenario)
-    loop, info, simulator = build_loop(options, scenario, virtual=virtual)
-    recorder = None
-    if options.sessions_dir is not None:
-        recorder = Recorder.create(
-            options.sessions_dir,
-            loop.config,
-            info,
-            speech=SpeechInfo(tts="text", input="type", words_per_minute=options.words_per_minute),
-            policy=options.policy,
-            shadow=options.shadow,
-        )
+    spec = options.voice_spec()
+    voice = build_voice(
+        spec, style=SpeakingStyle(words_per_minute=options.words_per_minute), realtime=not virtual
+    )
+    try:
+        loop, info, simulator = build_loop(options, scenario, virtual=virtual, voice=voice)
+        recorder = None
+        if options.sessions_dir is not None:
+            recorder = Recorder.create(
+                options.sessions_dir,
+                loop.config,
+                info,
+                speech=spec.info(),
+                policy=options.policy,
+                shadow=options.shadow,
+            )
+            if spec.audio:
+                _record_audio(voice, recorder)
+    except BaseException:
+        voice.close()
+        raise
     if virtual:
         return VirtualDriver(loop, scenario, recorder, simulator)
     return RealtimeDriver(loop, scenario, recorder, simulator)
+
+
+def _record_audio(voice: Voice, recorder: Recorder) -> None:
+    from sessions.call.audio_voice import AudioVoice
+    from sessions.call.recording import CallRecording, recording_path
+
+    if isinstance(voice, AudioVoice):
+        voice.record_to(CallRecording(recording_path(recorder.path)))

@@ -26,6 +26,7 @@ from sessions.call.loop import CallLoop, InterruptionText
 from sessions.call.policy import TurnTakingPolicy
 from sessions.call.recorder import Recorder, make_header
 from sessions.call.users import ScriptedUser, UserProvider
+from sessions.call.voice import Voice
 from sessions.log.models import AgentInfo, Header, SpeechInfo
 from sessions.log.reader import LogError, read_session
 from sessions.log.writer import new_session_id
@@ -58,6 +59,8 @@ class RunOptions:
     policy: str = "rules"
     shadow: str | None = None
     speech: str = "text"
+    """text (the text clock) | espeak (synthesized on the virtual clock, pauses from VAD;
+    each call's audio is kept as ``<stem>.wav`` beside its log)."""
     max_seconds: float | None = None
     """Virtual seconds after which a call is ended (``time_limit``); default: the config's."""
 
@@ -123,6 +126,7 @@ def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str
         ("beta", logged_t.beta, c.beta),
         ("gamma", logged_t.gamma, c.gamma),
         ("words per minute", header.speech.words_per_minute, spec.words_per_minute),
+        ("speech", header.speech.tts, options.speech),
         ("agent", header.agent.kind, options.agent),
         ("policy", header.policy, options.policy),
         ("shadow", header.shadow, options.shadow),
@@ -237,7 +241,10 @@ def _header(
         session_id=new_session_id(),
         agent=info,
         speech=SpeechInfo(
-            tts=options.speech, input="simulator", words_per_minute=spec.words_per_minute
+            tts=options.speech,
+            input="simulator",
+            vad="onnx" if options.speech != "text" else None,
+            words_per_minute=spec.words_per_minute,
         ),
         policy=options.policy,
         shadow=options.shadow,
@@ -254,13 +261,34 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
+def _make_voice(config: CallConfig, options: RunOptions, wav: Path) -> Voice | None:
+    """The call's voice for ``--speech`` (None: the text clock), recording to ``wav``."""
+    if options.speech == "text":
+        return None
+    from sessions.call.audio_voice import AudioVoice
+    from sessions.call.recording import CallRecording
+    from sessions.call.voice_setup import VoiceSpec, build_audio_voice
+
+    spec = VoiceSpec(speech=options.speech, words_per_minute=config.style.words_per_minute)
+    voice: AudioVoice = build_audio_voice(spec, realtime=False)
+    voice.record_to(CallRecording(wav))
+    return voice
+
+
+def recording_part(out_dir: Path, spec: CallSpec) -> Path:
+    """Where a voice call's audio is written while it runs (renamed with its log)."""
+    return final_path(out_dir, spec).with_suffix(".wav" + PART_SUFFIX)
+
+
 def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: Path) -> CallOutcome:
     """Run one call on the virtual clock and file its log by how it ended."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     part = part_path(out_dir, spec)
     part.unlink(missing_ok=True)  # a crash's leftover; never appended to
+    wav_part = recording_part(out_dir, spec)
     config = call_config(spec, scenario)
+    voice = _make_voice(config, options, wav_part)
     agent, info = _make_agent(scenario, spec, options)
     caller = _make_user(scenario, spec, options)
     recorder = Recorder(part, _header(spec, config, info, options, caller))
@@ -274,6 +302,7 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
         interruption_text=caller.interruption_text,
         policy=policy,
         shadow=shadow,
+        voice=voice,
     )
     crash: str | None = None
     try:
@@ -283,10 +312,15 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
     except BaseException:
         # Ctrl-C or a kill: nothing half-done is left behind to look like a result.
         recorder.close()
+        if voice is not None:
+            voice.close()
         part.unlink(missing_ok=True)
+        wav_part.unlink(missing_ok=True)
         raise
     finally:
         recorder.close()
+        if voice is not None:
+            voice.close()
         with contextlib.suppress(Exception):
             caller.close()
         for p in (policy, shadow):
@@ -294,11 +328,14 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
                 close_policy(p)
     if crash is None and counted.complete and not counted.errors:
         target = final_path(out_dir, spec)
+        if wav_part.is_file():
+            os.replace(wav_part, target.with_suffix(".wav"))
         os.replace(part, target)
         failed_path(out_dir, spec).unlink(missing_ok=True)
         _fsync_dir(out_dir)
         return CallOutcome(spec, CallStatus.RAN, target, counted)
     target = failed_path(out_dir, spec)
+    wav_part.unlink(missing_ok=True)
     os.replace(part, target)
     message = crash or (counted.errors[0] if counted.errors else f"ended: {counted.end_reason}")
     return CallOutcome(spec, CallStatus.FAILED, target, counted, message)

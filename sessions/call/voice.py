@@ -13,8 +13,10 @@ implement it:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, Protocol
 
+from sessions.call.commands import Command
 from sessions.clock import Clock, RealClock
 from sessions.speech_clock import SpeakingStyle, SpeechTrack, TimedWord
 
@@ -86,10 +88,12 @@ class Voice(Protocol):
     def backchannel(self, token: str, t: float) -> float | None:
         """Say a listener token at ``t``; returns its duration (None: the text clock's)."""
 
-    def start(self) -> Clock:
-        """Real time: start devices; returns the clock the loop must follow."""
+    def start(self, submit: Callable[[Command], None]) -> Clock:
+        """Real time: start devices (a microphone sends ``submit`` commands); returns the
+        clock the loop must follow."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release devices and finish any recording (idempotent)."""
 
 
 class TextTrack:
@@ -165,7 +169,7 @@ class TextVoice:
     def backchannel(self, token: str, t: float) -> float | None:
         return None
 
-    def start(self) -> Clock:
+    def start(self, submit: Callable[[Command], None]) -> Clock:
         return RealClock()
 
     def close(self) -> None:

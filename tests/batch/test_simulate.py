@@ -201,7 +201,6 @@ def test_scenario_file_by_path(tmp_path: Path, capsys: pytest.CaptureFixture[str
     [
         (["--policy", "tau-voice"], "no API key: set OPENAI_API_KEY, or give --base-url"),
         (["--shadow", "rules"], "--shadow rules is already the acting --policy"),
-        (["--speech", "espeak"], "--speech espeak: not available yet"),
         (["--model", "x"], "--model and --base-url need --agent openai, --user llm or a tau"),
         (["--scenario", "no-such"], "unknown scenario 'no-such'"),
         (["--runs", "0"], "--runs must be at least 1"),
