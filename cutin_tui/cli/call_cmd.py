@@ -45,11 +45,7 @@ def _wpm(value: str) -> float:
 def _add_speech_options(p: argparse.ArgumentParser) -> None:
     from cutin_tui.cli.devices_cmd import add_device_options
 
-    g = p.add_argument_group(
-        "voice",
-        "Without these the call is typed and silent (--speech text --input type), which "
-        "needs no audio device and no models.",
-    )
+    g = p.add_argument_group("voice (default: typed and silent, no device or model needed)")
     g.add_argument(
         "--speech",
         choices=("text", "espeak", "openai"),
@@ -115,7 +111,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=_wpm,
         default=None,
         metavar="N",
-        help="speaking rate of the text clock, 60..400 (default CUTIN_WORDS_PER_MINUTE or 165)",
+        help="speaking rate of the text clock and of espeak-ng, 60..400 "
+        "(default CUTIN_WORDS_PER_MINUTE or 165)",
     )
     p.add_argument(
         "--sessions-dir",
@@ -196,7 +193,10 @@ def _devices(args: argparse.Namespace) -> tuple[int | None, int | None]:
         import_sounddevice()
         return None, resolve_device(args.output_device, "output")
     except AudioUnavailable as exc:
-        raise CliError(f"{exc} (--speech text --input type needs no audio device)") from None
+        message = str(exc)
+        if "typed mode" not in message:
+            message += " (typed mode, --speech text --input type, needs no audio device)"
+        raise CliError(message) from None
 
 
 def _check_voice(args: argparse.Namespace) -> None:
@@ -212,6 +212,18 @@ def _check_voice(args: argparse.Namespace) -> None:
         )
     if args.input != "mic" and args.stt is not None:
         raise CliError("--stt needs --input mic")
+
+
+def _preflight(args: argparse.Namespace, stt: str | None) -> None:
+    """espeak-ng and the STT model folder are checked before any device is opened."""
+    from cutin_tui.cli import CliError
+    from sessions.call.voice_setup import VoiceSetupError, VoiceSpec
+
+    spec = VoiceSpec(speech=args.speech, input=args.input, stt=stt, vad=args.vad)
+    try:
+        spec.preflight()
+    except VoiceSetupError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _screen_has_talk_key() -> bool:
@@ -237,6 +249,8 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings()
     sessions_dir: Path = args.sessions_dir or settings.sessions_dir
     _check_voice(args)
+    stt = args.stt or settings.stt_model
+    _preflight(args, stt)
     input_device, output_device = _devices(args) if args.speech != "text" else (None, None)
     options = CallOptions(
         scenario=args.scenario,
@@ -255,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
         simulator=args.suggest,
         speech=args.speech,
         input=args.input,
-        stt=args.stt or settings.stt_model,
+        stt=stt,
         vad=args.vad,
         push_to_talk=args.push_to_talk,
         input_device=input_device,

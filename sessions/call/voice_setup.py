@@ -81,6 +81,22 @@ class VoiceSpec:
         if self.input == "mic" and not self.audio:
             raise VoiceSetupError("--input mic needs audio out: add --speech espeak (or openai)")
 
+    def preflight(self) -> None:
+        """The cheap checks, before any device opens: options, espeak-ng, the STT model's
+        folder. :class:`VoiceSetupError` naming the fix."""
+        self.check()
+        if self.speech == "espeak" and shutil.which("espeak-ng") is None:
+            raise VoiceSetupError(
+                f"--speech espeak needs espeak-ng: apt-get install espeak-ng {TYPED_FALLBACK}"
+            )
+        if self.input == "mic":
+            from sessions.speech.stt import SttError, resolve_model
+
+            try:
+                resolve_model(self.stt)
+            except SttError as exc:
+                raise VoiceSetupError(f"--stt: {exc}") from None
+
 
 def _tts(spec: VoiceSpec, speaker: str) -> Tts:
     from sessions.speech.tts import EspeakTts, OpenAiTts
@@ -105,7 +121,7 @@ def build_voice(spec: VoiceSpec, *, style: SpeakingStyle, realtime: bool) -> Voi
 
     Raises :class:`VoiceSetupError` with the fix when a part is missing.
     """
-    spec.check()
+    spec.preflight()
     if not spec.audio:
         return TextVoice(style)
     return build_audio_voice(spec, realtime=realtime)

@@ -1,0 +1,128 @@
+"""Running voice calls on the virtual clock and reading their recordings."""
+
+from __future__ import annotations
+
+import wave
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from controls import Tendencies
+from sessions.agents.scripted import ScriptedAgent
+from sessions.call import CallConfig, CallLoop, ScriptedUser
+from sessions.call.audio_voice import AudioVoice
+from sessions.call.recording import CallRecording
+from sessions.call.voice_setup import VoiceSpec, build_audio_voice
+from sessions.log.models import Event
+from sessions.scenarios import Scenario, load_scenario
+from sessions.scenarios.store import parse_scenario
+from sessions.speech import SAMPLE_RATE
+
+Audio = npt.NDArray[np.float32]
+
+
+def scenario_toml(
+    *agent_turns: str,
+    user_turns: tuple[str, ...] = ("Okay, thanks.",),
+    yields: bool = True,
+    name: str = "voice-test",
+) -> str:
+    """A small scenario file: the agent's turns in order, the caller's lines."""
+    turns = "\n".join(f'[[agent.turns]]\ntext = "{t}"\n' for t in agent_turns)
+    users = ", ".join(f'"{u}"' for u in user_turns)
+    return f"""name = "{name}"
+title = "voice test"
+
+[agent]
+name = "Test line"
+response_latency_s = 0.5
+closing = "Goodbye."
+yields_when_interrupted = {str(yields).lower()}
+
+{turns}
+[user]
+goal = "Test the voice."
+persona = "A tester."
+turns = [{users}]
+interruptions = ["Sorry, one moment."]
+"""
+
+
+def make_scenario(*agent_turns: str, **kwargs: Any) -> Scenario:
+    return parse_scenario(scenario_toml(*agent_turns, **kwargs), "voice-test.toml")
+
+
+@dataclass
+class VoiceCall:
+    loop: CallLoop
+    voice: AudioVoice
+    events: list[Event]
+    wav: Path
+    config: CallConfig = field(repr=False)
+
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+    def recording(self) -> tuple[Audio, Audio]:
+        return read_two_channels(self.wav)
+
+
+def run_voice_call(
+    scenario: Scenario | str,
+    tmp: Path,
+    *,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    gamma: float = 0.0,
+    seed: int = 1,
+    headless_user: bool = True,
+    schedule: list[tuple[float, object]] | None = None,
+    max_seconds: float = 120.0,
+) -> VoiceCall:
+    """A virtual-clock call spoken with espeak-ng, recorded to ``tmp/call.wav``."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    config = CallConfig(scenario=sc, tendencies=Tendencies(alpha, beta, gamma), seed=seed)
+    voice = build_audio_voice(
+        VoiceSpec(speech="espeak", words_per_minute=config.style.words_per_minute),
+        realtime=False,
+    )
+    wav = tmp / "call.wav"
+    voice.record_to(CallRecording(wav))
+    events: list[Event] = []
+    user = ScriptedUser(sc, barge_in_with_next_line=True) if headless_user else None
+    loop = CallLoop(config, ScriptedAgent(sc), user=user, listeners=[events.append], voice=voice)
+    for at, command in schedule or []:
+        loop.schedule(at, command)  # type: ignore[arg-type]
+    try:
+        loop.run_virtual(max_seconds=max_seconds)
+    finally:
+        voice.close()
+    return VoiceCall(loop, voice, events, wav, config)
+
+
+def read_two_channels(path: Path) -> tuple[Audio, Audio]:
+    with wave.open(str(path), "rb") as w:
+        assert w.getnchannels() == 2 and w.getframerate() == SAMPLE_RATE
+        assert w.getsampwidth() == 2
+        raw = w.readframes(w.getnframes())
+    both = np.frombuffer(raw, dtype="<i2").reshape(-1, 2).astype(np.float32) / 32768.0
+    return both[:, 0].copy(), both[:, 1].copy()
+
+
+def rms(audio: Audio, start: float, end: float) -> float:
+    a, b = round(start * SAMPLE_RATE), round(end * SAMPLE_RATE)
+    part = audio[a:b]
+    return float(np.sqrt(np.mean(part**2))) if part.size else 0.0
+
+
+__all__ = [
+    "VoiceCall",
+    "make_scenario",
+    "read_two_channels",
+    "rms",
+    "run_voice_call",
+    "scenario_toml",
+]
