@@ -12,8 +12,11 @@ the loop places "now" (a backchannel at a pause, the caller's words) is heard at
 the call time it was placed at, the output latency already absorbed. The lead is
 the device latency plus two blocks.
 
-Drift: the mapping uses the monotonic clock at one instant; a sound card whose
-clock runs 50 ppm off moves audio against the loop by 3 ms a minute.
+Lost time: when the callback runs late for a while (an underrun: the device played
+silence instead), the samples it would have played are skipped, so what is heard
+stays at its call time; a :class:`LatenessWatch` tells a steady lateness from one
+late callback. A sound card whose clock runs 50 ppm off the monotonic clock is
+caught the same way, once it adds up to the threshold.
 """
 
 from __future__ import annotations
@@ -25,6 +28,29 @@ from sessions.call.timeline import CallTimeline
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.audio import Player
 from sessions.speech.devices import AudioUnavailable
+
+
+class LatenessWatch:
+    """How late a stream runs against its schedule, judged by the *least* late block of a
+    window: blocks can arrive late in a burst, but never early, so only lateness that
+    every block of the window shares is stream time that was lost."""
+
+    def __init__(self, window_s: float = 0.5, threshold_s: float = 0.03) -> None:
+        self.window_s = window_s
+        self.threshold_s = threshold_s
+        self._start: float | None = None
+        self._least = float("inf")
+
+    def update(self, stream_t: float, lateness: float) -> float:
+        """Add a block (its stream time, seconds late); returns the lost seconds to skip
+        (0.0 while the stream keeps its schedule)."""
+        if self._start is None:
+            self._start = stream_t
+        self._least = min(self._least, lateness)
+        if stream_t - self._start < self.window_s:
+            return 0.0
+        least, self._start, self._least = self._least, None, float("inf")
+        return least if least > self.threshold_s else 0.0
 
 
 class LeadClock:
@@ -57,17 +83,31 @@ class TimelinePlayer(Player):
         self.timeline = timeline
         self._index = 0
         self._offset: int | None = None
+        self._t0 = 0.0
+        self._latency = 0.0
+        self._watch = LatenessWatch()
+        self.skipped_s = 0.0
+        """Seconds of the timeline skipped because the device fell behind."""
 
     def _callback(self, outdata: Any, frames: int, _time: Any, status: Any) -> None:
         if status.output_underflow:
             self.underflows += 1
+        now = time.monotonic()
         # One tuple assignment: readers on other threads see a consistent pair.
-        self._anchor = (self._index, time.monotonic())
+        self._anchor = (self._index, now)
         offset = self._offset
         if offset is None:
             outdata.fill(0)
         else:
-            outdata[:, 0] = self.timeline.render(self._index + offset, frames)
+            sample = self._index + offset
+            due = self._t0 + sample / SAMPLE_RATE - self._latency
+            lost = self._watch.update(sample / SAMPLE_RATE, now - due)
+            if lost:
+                skip = round(lost * SAMPLE_RATE)
+                self._offset = offset = offset + skip
+                sample += skip
+                self.skipped_s += lost
+            outdata[:, 0] = self.timeline.render(sample, frames)
         self._index += frames
         self.started.set()
 
@@ -85,7 +125,9 @@ class TimelinePlayer(Player):
         if anchor is None:
             raise AudioUnavailable("the output stream has not started")
         index, at = anchor
-        offset = round((at - t0 + self.output_latency_s) * SAMPLE_RATE) - index
+        self._latency = self.output_latency_s
+        self._t0 = t0
+        offset = round((at - t0 + self._latency) * SAMPLE_RATE) - index
         self.timeline.device = True  # before the first render: cuts now happen where it is
         self._offset = offset
 

@@ -11,6 +11,11 @@ Threads, none of them the audio callback's (which only queues blocks):
   there);
 - *stt*: transcribes each utterance and submits :class:`CallerUtterance`.
 
+Blocks are timed by counting samples from the first one; if the input loses samples
+(an overrun under load), every block of a window arrives late, and the missing
+stretch is filled with silence so later speech keeps its call time
+(:class:`~sessions.call.audio_out.LatenessWatch`).
+
 Speakers feed the agent back into an open microphone; use headphones (there is no
 echo cancellation), or every agent sentence reads as the tester barging in.
 """
@@ -21,8 +26,11 @@ import queue
 import threading
 from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
 from controls import PauseEventKind
-from sessions.call.audio_out import LeadClock
+from sessions.call.audio_out import LatenessWatch, LeadClock
 from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command
 from sessions.call.timeline import CALLER, CallTimeline, to_sample
 from sessions.speech import SAMPLE_RATE
@@ -65,6 +73,9 @@ class MicInput:
         self._t_first: float | None = None
         self._first_index = 0
         self._heard_until = 0.0
+        self._watch = LatenessWatch(window_s=1.0, threshold_s=0.1)
+        self.lost_s = 0.0
+        """Seconds of input the device lost (filled with silence)."""
         self.talking = False
         """Push-to-talk: the talk key is on."""
         self.error: BaseException | None = None
@@ -120,16 +131,32 @@ class MicInput:
 
     def _block(self, block: RecordedBlock) -> None:
         t = self._call_time(block)
-        self._heard_until = t + block.samples.size / SAMPLE_RATE
+        end = t + block.samples.size / SAMPLE_RATE
+        assert self._clock is not None
+        due = self._clock.t0 + end + self.recorder.input_latency_s
+        lost = self._watch.update(end, block.received - due)
+        if lost:
+            # Samples the device never delivered: silence, so what follows keeps its time.
+            gap = np.zeros(round(lost * SAMPLE_RATE), dtype=np.float32)
+            self._feed(gap)
+            assert self._t_first is not None
+            self._t_first += gap.size / SAMPLE_RATE
+            self.lost_s += gap.size / SAMPLE_RATE
+            t = self._call_time(block)
+            end = t + block.samples.size / SAMPLE_RATE
+        self._heard_until = end
         if self.timeline is not None:
             self.timeline.place(CALLER, to_sample(t), block.samples, audible=False)
+        self._feed(block.samples)
+
+    def _feed(self, samples: npt.NDArray[np.float32]) -> None:
         if self.push_to_talk:
-            self.ptt.push(block.samples)
+            self.ptt.push(samples)
             return
         segmenter = self.segmenter
         assert segmenter is not None
         seen = len(segmenter.events)
-        done = segmenter.push(block.samples)
+        done = segmenter.push(samples)
         for ev in segmenter.events[seen:]:
             if ev.kind is PauseEventKind.SPEECH_START:
                 self._send(CallerSpeechStart(at=round(ev.t, 4)))

@@ -167,3 +167,24 @@ def test_espeak_gets_short_breaks_at_commas_and_pauses_for_pause_tokens() -> Non
         '<break time="300ms"/> it is 12 Elm Street.</speak>'
     )
     assert pieces_to_espeak_ssml(["a", "<b>&"]) == "<speak>a &lt;b&gt;&amp;</speak>"
+
+
+def test_lost_stream_time_is_told_from_a_late_burst() -> None:
+    from sessions.call.audio_out import LatenessWatch
+
+    block = 0.032
+    watch = LatenessWatch(window_s=0.5, threshold_s=0.03)
+    # On time, with jitter: nothing to skip.
+    assert all(watch.update(i * block, (i % 3) * 0.01) == 0.0 for i in range(40))
+    # A stall delivered as a burst: late blocks, then on time again -- no time was lost.
+    burst = [0.2 - 0.032 * k for k in range(7)] + [0.0] * 30
+    assert all(watch.update((40 + i) * block, late) == 0.0 for i, late in enumerate(burst))
+    # From here every block is 0.25 s late (time was lost); once the skip is applied the
+    # stream is on time again, so it is found exactly once.
+    skipped = 0.0
+    skips = []
+    for i in range(60):
+        skip = watch.update((80 + i) * block, 0.25 + (i % 2) * 0.01 - skipped)
+        skipped += skip
+        skips.append(skip)
+    assert [s for s in skips if s] == [pytest.approx(0.25)]
