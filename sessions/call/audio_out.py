@@ -132,6 +132,11 @@ class TimelinePlayer(Player):
         self._offset = offset
 
     @property
+    def latency_s(self) -> float:
+        """The device's output latency the timeline was aligned with (0 before :meth:`align`)."""
+        return self._latency
+
+    @property
     def lead_s(self) -> float:
         """How far ahead of the speaker the loop must run (latency plus two blocks)."""
         return self.output_latency_s + 2 * self.blocksize / SAMPLE_RATE

@@ -680,6 +680,7 @@ class CallLoop:
             cut = _Cut(cut_t, cut_t, n, spoken)
         turn.interrupted = True
         turn.cut_t = cut.cut_t
+        extra = {"source": "mic"} if mic else {}
         self.emit(
             Interruption(
                 t=t,
@@ -688,6 +689,7 @@ class CallLoop:
                 cut_t=cut.cut_t,
                 cut_word=cut.cut_word,
                 text=line,
+                **extra,
             )
         )
         if yields:
@@ -842,7 +844,8 @@ class CallLoop:
         self._mic_cut = False
         if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
             self._mic_cut = True
-            self._interrupt(t, PolicyDecision(Action.INTERRUPT), trigger="mic", at=at, mic=True)
+            # A tester's own action, counted like a key press (the user turn says "mic").
+            self._interrupt(t, PolicyDecision(Action.INTERRUPT), trigger="manual", at=at, mic=True)
         elif self.state is CallState.WAIT_USER:
             self.state = CallState.USER_SPEAKING
 

@@ -58,7 +58,7 @@ class MicInput:
         if vad is None and not push_to_talk:
             raise ValueError("hands-free input needs a VAD")
         self.transcriber = transcriber
-        self.recorder = Recorder(device, blocksize=512)
+        self.recorder = Recorder(device, blocksize=256)
         self.vad = vad
         self.push_to_talk = push_to_talk
         self.timeline = timeline

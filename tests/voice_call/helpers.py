@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +105,35 @@ def run_voice_call(
     return VoiceCall(loop, voice, events, wav, config)
 
 
+class Events:
+    """Everything a call driver queued, drained from the caller's thread."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        self.seen: list[Event] = []
+
+    def wait_for(self, test: Callable[[Event], bool], timeout: float) -> Event:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.seen += self.driver.drain()
+            for event in self.seen:
+                if test(event):
+                    return event
+            time.sleep(0.02)
+        kinds = [e.type for e in self.seen]
+        raise AssertionError(f"timed out; events so far: {kinds}")
+
+    def of(self, kind: str) -> list[Any]:
+        self.seen += self.driver.drain()
+        return [e for e in self.seen if e.type == kind]
+
+
+def scenario_file(path: Path, *agent_turns: str, **kwargs: Any) -> str:
+    """:func:`scenario_toml` written to ``path``; returns the path for ``--scenario``."""
+    path.write_text(scenario_toml(*agent_turns, **kwargs))
+    return str(path)
+
+
 def read_two_channels(path: Path) -> tuple[Audio, Audio]:
     with wave.open(str(path), "rb") as w:
         assert w.getnchannels() == 2 and w.getframerate() == SAMPLE_RATE
@@ -119,10 +150,12 @@ def rms(audio: Audio, start: float, end: float) -> float:
 
 
 __all__ = [
+    "Events",
     "VoiceCall",
     "make_scenario",
     "read_two_channels",
     "rms",
     "run_voice_call",
+    "scenario_file",
     "scenario_toml",
 ]

@@ -119,3 +119,13 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = min(len(ordered) - 1, max(0, int(np.ceil(q * len(ordered))) - 1))
     return ordered[k]
+
+
+def describe_ms(values: list[float]) -> str:
+    """``p50 N ms · p95 M ms`` of seconds."""
+    import statistics
+
+    return (
+        f"p50 {statistics.median(values) * 1000:.0f} ms · "
+        f"p95 {percentile(values, 0.95) * 1000:.0f} ms"
+    )

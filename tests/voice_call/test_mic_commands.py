@@ -39,7 +39,8 @@ def test_speaking_over_the_agent_cuts_it_at_the_onset(tmp_path: Path) -> None:
     )
     interruption = call.of("interruption")[0]
     cut = next(e for e in call.of("agent_turn_end") if e.turn == 0)
-    assert interruption.trigger == "mic" and interruption.text == ""
+    assert interruption.trigger == "manual" and interruption.text == ""
+    assert interruption.model_extra == {"source": "mic"}
     assert interruption.cut_t == cut.cut_t == 2.5
     assert interruption.t == pytest.approx(2.624)  # the first frame after it was seen
     assert cut.talk_over_s == pytest.approx(0.124, abs=1e-3)

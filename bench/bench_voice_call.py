@@ -1,0 +1,93 @@
+"""Agent silence onset → backchannel heard, in a whole real-time call
+(``cutin call --speech espeak`` at γ = 1) through a real audio device: a userspace
+PulseAudio null sink.
+
+The call's own loop, VAD on the synthesized agent audio, the rule, the token from
+the in-memory cache, the device: both onsets are read off the sink's monitor
+recording. bench_voice.py measures the same budget for the bare player pipeline;
+bench_voice_mic.py measures the microphone's barge-in.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from controls import Tendencies
+
+GREETING = "Hello, this is the order line. What can I do for you?"
+LONG_TURN = (
+    "Thanks, I have your order open here. It is packed at our warehouse and it has not "
+    "gone out yet. The address on file is the Elm Street one from last year. We can still "
+    "change it today, at no cost to you. The parcel should arrive on Thursday as planned. "
+    "I will send you an email with the details once it is done. The courier will leave it "
+    "at the door if nobody is home. Your refund for the old order was approved this morning."
+)
+ROW = {
+    "budget": "agent silence onset → backchannel heard, in a real call (--speech espeak)",
+    "target": "≤ 300 ms p95",
+}
+
+
+def backchannel_in_a_call(tmp: Path) -> dict[str, str]:
+    from cutin_tui.call_driver import CallOptions, open_call
+    from sessions.call import SubmitText
+    from sessions.speech.audio import Recorder, join_blocks
+    from tests.voice_call.helpers import Events, read_two_channels, scenario_file
+    from tests.voice_call.measure import describe_ms, token_onsets_on_monitor
+
+    options = CallOptions(
+        scenario=scenario_file(tmp / "scenario.toml", GREETING, LONG_TURN),
+        tendencies=Tendencies(0.0, 0.0, 1.0),
+        sessions_dir=tmp,
+        speech="espeak",
+    )
+    driver = open_call(options)
+    monitor = Recorder(blocksize=256).start()
+    monitor.started.wait(10)
+    events = Events(driver)
+    try:
+        driver.start()
+        events.wait_for(lambda e: e.type == "agent_turn_end" and e.turn == 0, 20)
+        driver.submit(SubmitText("Hi, I would like to change my address."))
+        events.wait_for(lambda e: e.type == "agent_turn_end" and e.turn == 1, 60)
+    finally:
+        driver.stop()
+        recorded = join_blocks(monitor.drain())
+        monitor.stop()
+    assert driver.recording_path is not None
+    agent, _caller = read_two_channels(driver.recording_path)
+    fired = [e.t for e in events.of("backchannel")]
+    timings, skipped = token_onsets_on_monitor(recorded, agent, fired)
+    if not timings:
+        return {**ROW, "measured": "error", "note": "no backchannel found on the monitor"}
+    player = driver.voice.player  # type: ignore[attr-defined]
+    clock = driver.voice.clock  # type: ignore[attr-defined]
+    return {
+        **ROW,
+        "measured": describe_ms([t.latency_s for t in timings]),
+        "peer": "τ-Voice's 2 s polling: ≥ 1 s (bare player pipeline: the row above)",
+        "note": f"{len(timings)} backchannels at γ = 1 over one {len(LONG_TURN.split())}-word "
+        f"agent turn, read off the null-sink monitor ({skipped} skipped); includes the 200 ms "
+        f"rule (7 VAD frames) and Silero's own lag; device latency "
+        f"{player.latency_s * 1000:.0f} ms, loop lead {clock.lead * 1000:.0f} ms, "
+        f"{player.underflows} underflows",
+    }
+
+
+def rows() -> list[dict[str, str]]:
+    """The rows bench/run.py prints."""
+    if shutil.which("espeak-ng") is None:
+        return [{**ROW, "measured": "skipped", "note": "espeak-ng is not installed"}]
+    from tests.support.pulse import PulseUnavailable, pulse_session
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="cutin-voice-call-") as tmp_name:
+            tmp = Path(tmp_name)
+            os.environ.setdefault("CUTIN_CACHE_DIR", str(tmp / "cache"))
+            with pulse_session(tmp / "pulse"):
+                return [backchannel_in_a_call(tmp)]
+    except PulseUnavailable as exc:
+        return [{**ROW, "measured": "skipped", "note": str(exc)}]
