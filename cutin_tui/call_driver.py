@@ -84,6 +84,15 @@ class CallOptions:
     output_device: int | None = None
 
     def voice_spec(self) -> VoiceSpec:
+        """How this call is spoken and heard (OpenAI TTS uses the agent's endpoint settings)."""
+        base_url, api_key = self.base_url, None
+        if self.speech == "openai":
+            from sessions.settings import Settings
+
+            settings = Settings()
+            base_url = base_url or settings.openai_base_url
+            if settings.openai_api_key is not None:
+                api_key = settings.openai_api_key.get_secret_value()
         return VoiceSpec(
             speech=self.speech,
             input=self.input,
@@ -93,7 +102,8 @@ class CallOptions:
             input_device=self.input_device,
             output_device=self.output_device,
             words_per_minute=self.words_per_minute,
-            openai_base_url=self.base_url,
+            openai_base_url=base_url,
+            openai_api_key=api_key,
         )
 
 

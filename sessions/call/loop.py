@@ -243,6 +243,16 @@ class CallLoop:
             self._on_pause_event(ev)
             if self.ended:
                 return
+        turn = self._turn
+        if (
+            turn is not None
+            and self.state is CallState.AGENT_SPEAKING
+            and not self.detector.in_turn
+            and turn.track.finished(t - self.config.turn_end_s)
+        ):
+            # Audio the VAD never took for speech (a tone, a silent TTS reply) ends no turn
+            # by itself: the turn is over once it has been played and a turn end has passed.
+            self._finish_agent_turn(t)
         self._poll_policies(t + frame)
         self._user_frame(t)
         self.t = round(t + frame, 9)

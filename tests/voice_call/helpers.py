@@ -83,14 +83,17 @@ def run_voice_call(
     headless_user: bool = True,
     schedule: list[tuple[float, object]] | None = None,
     max_seconds: float = 120.0,
+    speech: str = "espeak",
+    base_url: str | None = None,
 ) -> VoiceCall:
-    """A virtual-clock call spoken with espeak-ng, recorded to ``tmp/call.wav``."""
+    """A virtual-clock call spoken with espeak-ng (or ``speech``), recorded to ``tmp/call.wav``."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     config = CallConfig(scenario=sc, tendencies=Tendencies(alpha, beta, gamma), seed=seed)
-    voice = build_audio_voice(
-        VoiceSpec(speech="espeak", words_per_minute=config.style.words_per_minute),
-        realtime=False,
+    spec = VoiceSpec(
+        speech=speech, words_per_minute=config.style.words_per_minute, openai_base_url=base_url
     )
+    voice = build_audio_voice(spec, realtime=False)
+    tmp.mkdir(parents=True, exist_ok=True)
     wav = tmp / "call.wav"
     voice.record_to(CallRecording(wav))
     events: list[Event] = []

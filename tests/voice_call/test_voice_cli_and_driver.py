@@ -14,7 +14,8 @@ from cutin_tui.cli import main
 from sessions.call import SubmitText
 from sessions.log import read_session
 from tests.support.cli import run_cutin
-from tests.voice_call.helpers import read_two_channels, rms
+from tests.support.openai_server import OpenAIServer, Speech
+from tests.voice_call.helpers import make_scenario, read_two_channels, rms, run_voice_call
 
 
 @pytest.mark.usefixtures("espeak_ok")
@@ -141,3 +142,29 @@ def test_the_typed_call_is_unchanged(tmp_path: Path) -> None:
     assert driver.log_path is not None and not driver.log_path.with_suffix(".wav").exists()
     header = read_session(driver.log_path).header
     assert (header.speech.tts, header.speech.input, header.speech.vad) == ("text", "type", None)
+
+
+def test_openai_speech_over_http_and_audio_the_vad_never_takes_for_speech(
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loopback server answers every speech request with a 440 Hz tone: real HTTP
+    # through the openai client, and audio in which Silero finds no speech at all.
+    monkeypatch.setenv("CUTIN_CACHE_DIR", str(tmp_path / "cache"))
+    openai_server.default_speech = Speech(seconds=1.2, frequency_hz=440.0, amplitude=0.3)
+    sc = make_scenario("Hello there. How can I help?", "Sure, one moment.")
+    call = run_voice_call(sc, tmp_path / "call", speech="openai", base_url=openai_server.base_url)
+    bodies = [r.body for r in openai_server.speech_requests()]
+    voices = [(b["voice"], b["input"]) for b in bodies]
+    assert {v for v, _ in voices} == {"alloy", "nova"}
+    assert [i for v, i in voices if v == "alloy"][:2] == ["Hello there.", "How can I help?"]
+    assert sum(v == "nova" for v, _ in voices) >= 5  # the backchannel tokens, cached once
+    # No speech start, no pauses -- yet the turns end once their audio has played.
+    assert not call.of("speech_start") and not call.of("short_pause")
+    ends = call.of("agent_turn_end")
+    assert [e.turn for e in ends] == [0, 1] and not any(e.interrupted for e in ends)
+    assert call.loop.end_reason == "user_hangup"
+    agent, caller = call.recording()
+    start = call.of("agent_turn_start")[0]
+    assert rms(agent, start.t, start.t + 1.0) > 0.1  # the tone, on the agent channel
+    user = call.of("user_turn")[0]
+    assert rms(caller, user.t, user.t + 1.0) > 0.1
