@@ -188,3 +188,19 @@ def test_lost_stream_time_is_told_from_a_late_burst() -> None:
         skipped += skip
         skips.append(skip)
     assert [s for s in skips if s] == [pytest.approx(0.25)]
+
+
+def test_the_replay_plays_both_sides_at_their_recorded_level(tmp_path: Path) -> None:
+    from cutin_tui.replay_audio import Clip, clip_audio
+
+    path = tmp_path / "call.wav"
+    rec = CallRecording(path)
+    rec.push(
+        np.concatenate([ones(16000, 0.4), np.zeros(16000, np.float32)]),
+        np.concatenate([np.zeros(16000, np.float32), ones(16000, 0.2)]),
+    )
+    rec.close()
+    audio = clip_audio(Clip(path, 0.5, 1.5))
+    assert audio.size == 16000
+    assert audio[:8000].mean() == pytest.approx(0.4, abs=1e-3)  # the agent, not halved
+    assert audio[8000:].mean() == pytest.approx(0.2, abs=1e-3)  # the caller
