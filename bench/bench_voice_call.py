@@ -6,13 +6,20 @@ The call's own loop, VAD on the synthesized agent audio, the rule, the token fro
 the in-memory cache, the device: both onsets are read off the sink's monitor
 recording. bench_voice.py measures the same budget for the bare player pipeline;
 bench_voice_mic.py measures the microphone's barge-in.
+
+Also the UI event-loop lag of the live call screen while a voice call plays (as in
+bench_ui.py, which measures a typed call): synthesis, VAD and the device all run
+beside the screen.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
+import statistics
 import tempfile
+import time
 from pathlib import Path
 
 from controls import Tendencies
@@ -77,6 +84,66 @@ def backchannel_in_a_call(tmp: Path) -> dict[str, str]:
     }
 
 
+UI_SECONDS = 12.0
+UI_TICK_S = 0.010
+
+
+async def _ui_lags(tmp: Path) -> tuple[list[float], int]:
+    from cutin_tui.app import CutinApp
+    from cutin_tui.call_driver import CallOptions, open_call
+    from cutin_tui.screens.call import CallScreen
+
+    options = CallOptions(
+        scenario=scenario_file_path(tmp, [LONG_TURN, LONG_TURN]),
+        tendencies=Tendencies(0.5, 1.0, 1.0),
+        sessions_dir=tmp,
+        speech="espeak",
+    )
+    driver = open_call(options)
+    seen: list[int] = []
+    driver.loop.listeners.append(lambda _event: seen.append(1))
+    app = CutinApp(call=driver)
+    lags: list[float] = []
+    last = [0.0]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        if last[0]:
+            lags.append(max(0.0, now - last[0] - UI_TICK_S))
+        last[0] = now
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.set_interval(UI_TICK_S, tick)
+        await asyncio.sleep(UI_SECONDS)
+        assert isinstance(app.screen, CallScreen)
+        await pilot.press("f10")
+    app.stop_calls()
+    driver.stop()
+    return lags, len(seen)
+
+
+def scenario_file_path(tmp: Path, turns: list[str]) -> str:
+    from tests.voice_call.helpers import scenario_file
+
+    return scenario_file(tmp / "ui-scenario.toml", *turns)
+
+
+def ui_lag_in_a_voice_call(tmp: Path) -> dict[str, str]:
+    lags, events = asyncio.run(_ui_lags(tmp))
+    ordered = sorted(lags)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return {
+        "budget": "UI event-loop lag during a voice call (--speech espeak)",
+        "target": "≤ 20 ms p99",
+        "measured": f"p99 {p99 * 1e3:.1f} ms, p50 {statistics.median(lags) * 1e3:.1f} ms",
+        "peer": "typed call: bench_ui's row",
+        "note": f"real-time call at β = γ = 1 for {UI_SECONDS:.0f} s through PulseAudio, log "
+        f"and WAV on disk; {events} events; {len(lags)} ticks of a 10 ms timer; "
+        f"max {max(lags) * 1e3:.1f} ms; headless 120×40",
+    }
+
+
 def rows() -> list[dict[str, str]]:
     """The rows bench/run.py prints."""
     if shutil.which("espeak-ng") is None:
@@ -88,6 +155,8 @@ def rows() -> list[dict[str, str]]:
             tmp = Path(tmp_name)
             os.environ.setdefault("CUTIN_CACHE_DIR", str(tmp / "cache"))
             with pulse_session(tmp / "pulse"):
-                return [backchannel_in_a_call(tmp)]
+                (tmp / "bc").mkdir()
+                (tmp / "ui").mkdir()
+                return [backchannel_in_a_call(tmp / "bc"), ui_lag_in_a_voice_call(tmp / "ui")]
     except PulseUnavailable as exc:
         return [{**ROW, "measured": "skipped", "note": str(exc)}]
