@@ -206,10 +206,6 @@ def _check_voice(args: argparse.Namespace) -> None:
         raise CliError("--input mic needs audio out: add --speech espeak (or openai)")
     if args.push_to_talk and args.input != "mic":
         raise CliError("--push-to-talk needs --input mic")
-    if args.push_to_talk and not _screen_has_talk_key():
-        raise CliError(
-            "--push-to-talk: the call screen has no talk key yet; use hands-free --input mic"
-        )
     if args.input != "mic" and args.stt is not None:
         raise CliError("--stt needs --input mic")
 
@@ -224,12 +220,6 @@ def _preflight(args: argparse.Namespace, stt: str | None) -> None:
         spec.preflight()
     except VoiceSetupError as exc:
         raise CliError(str(exc)) from None
-
-
-def _screen_has_talk_key() -> bool:
-    from cutin_tui.screens.call import CallScreen
-
-    return hasattr(CallScreen, "action_toggle_talk")
 
 
 def run(args: argparse.Namespace) -> int:

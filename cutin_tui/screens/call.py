@@ -83,6 +83,9 @@ class CallScreen(Screen[None]):
         Binding("f9", "suggest", "Suggest", id="call.suggest",
                 tooltip="Ask the LLM user simulator for a reply (goal and persona from the "
                         "scenario); it lands in the box to edit or send"),
+        Binding("f11", "toggle_talk", "Talk", id="call.talk",
+                tooltip="Push-to-talk (--input mic --push-to-talk): press to start speaking "
+                        "into the microphone, press again when done"),
         Binding("f10", "end_call", "Hang up", id="call.end",
                 tooltip="End the call; the screen stays so you can read it (ctrl+q leaves)"),
         Binding("escape", "leave", "Back", id="call.leave",
@@ -99,6 +102,7 @@ class CallScreen(Screen[None]):
         "call.dial_up": "Raise the selected dial",
         "call.dial_down": "Lower the selected dial",
         "call.suggest": "Suggest a reply (LLM user simulator)",
+        "call.talk": "Push-to-talk: start/stop speaking into the microphone",
         "call.end": "Hang up (end the call)",
         "call.leave": "Leave the call screen",
     }
@@ -205,6 +209,8 @@ class CallScreen(Screen[None]):
         ended = self.view.ended is not None
         if action == "leave":
             return ended
+        if action == "toggle_talk":
+            return self.driver.push_to_talk and not ended
         if action == "suggest":
             # Only offered (and shown in the footer) when an LLM endpoint is configured.
             return self.driver.simulator is not None and not ended
@@ -228,6 +234,14 @@ class CallScreen(Screen[None]):
             self.notify("The agent is not speaking: a backchannel needs a speaker.", timeout=3)
             return
         self.driver.submit(BackchannelNow())
+
+    def action_toggle_talk(self) -> None:
+        """Push-to-talk: the microphone's words go to the call between two presses."""
+        if not self.driver.push_to_talk:
+            self.notify("Push-to-talk needs --input mic --push-to-talk.", timeout=4)
+            return
+        talking = self.driver.toggle_talk()
+        self.notify("Talking — press F11 when done." if talking else "Sent.", timeout=2)
 
     class Suggested(Message):
         """A suggested caller reply arrived from the simulator worker."""

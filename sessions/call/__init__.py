@@ -7,6 +7,8 @@ its listeners; the app feeds commands in through a thread-safe queue.
 
 from sessions.call.commands import (
     BackchannelNow,
+    CallerSpeechStart,
+    CallerUtterance,
     Command,
     EndCall,
     InterruptNow,
@@ -25,6 +27,8 @@ __all__ = [
     "CallConfig",
     "CallLoop",
     "CallState",
+    "CallerSpeechStart",
+    "CallerUtterance",
     "Command",
     "EndCall",
     "InterruptNow",

@@ -285,3 +285,13 @@ async def test_small_terminal_gets_the_compact_layout() -> None:
         await pilot.pause()
         assert not screen.has_class("-compact")
         assert screen.query_one(DialsPanel).display
+
+
+async def test_push_to_talk_key_is_offered_only_on_a_push_to_talk_call() -> None:
+    app, driver = virtual_call()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = call_screen(app)
+        assert screen.check_action("toggle_talk", ()) is False  # typed call: hidden
+        await pilot.press("f11")  # harmless: nothing to toggle
+        await pilot.pause()
+        assert not driver.push_to_talk
