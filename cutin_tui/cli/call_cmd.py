@@ -24,8 +24,10 @@ agent's second turn on, no automatic interruptions (the method varies β and γ
 one at a time; raise β with F7 then ctrl+↑, or start with --beta). Keys: Enter
 speak, F2 interrupt now (with the typed text, or a scenario line), F3
 backchannel now, F4/F5 auto-interrupt/auto-backchannel on/off, F6/F7/F8 select
-α/β/γ, ctrl+↑/ctrl+↓ (or shift+↑/↓) step it by 0.1, F10 hang up, ctrl+q quit,
-ctrl+p every action by name."""
+α/β/γ, ctrl+↑/ctrl+↓ (or shift+↑/↓) step it by 0.1, F9 a reply suggested by
+the LLM user simulator (with an endpoint), F11 push-to-talk (--push-to-talk),
+F10 hang up, ctrl+q quit, ctrl+p every action by name. A voice call
+(--speech espeak) also records both sides to a 2-channel WAV beside the log."""
 
 DEFAULT_SCENARIO = "retail-order-change"
 
