@@ -288,37 +288,42 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
     part.unlink(missing_ok=True)  # a crash's leftover; never appended to
     wav_part = recording_part(out_dir, spec)
     config = call_config(spec, scenario)
-    voice = _make_voice(config, options, wav_part)
     agent, info = _make_agent(scenario, spec, options)
     caller = _make_user(scenario, spec, options)
-    recorder = Recorder(part, _header(spec, config, info, options, caller))
     counted = CallTally()
-    policy, shadow = _make_policies(spec, options)
-    loop = CallLoop(
-        config,
-        agent,
-        user=caller.user,
-        listeners=[recorder, counted.add],
-        interruption_text=caller.interruption_text,
-        policy=policy,
-        shadow=shadow,
-        voice=voice,
-    )
+    recorder: Recorder | None = None
+    voice = policy = shadow = None
     crash: str | None = None
+    # Everything from the moment a .part file can exist sits inside the try, so a Ctrl-C
+    # at any point leaves nothing half-done behind that could look like a result.
     try:
+        voice = _make_voice(config, options, wav_part)
+        recorder = Recorder(part, _header(spec, config, info, options, caller))
+        policy, shadow = _make_policies(spec, options)
+        loop = CallLoop(
+            config,
+            agent,
+            user=caller.user,
+            listeners=[recorder, counted.add],
+            interruption_text=caller.interruption_text,
+            policy=policy,
+            shadow=shadow,
+            voice=voice,
+        )
         loop.run_virtual(max_seconds=options.max_seconds)
     except Exception as exc:
         crash = f"{type(exc).__name__}: {exc}"
     except BaseException:
-        # Ctrl-C or a kill: nothing half-done is left behind to look like a result.
-        recorder.close()
+        if recorder is not None:
+            recorder.close()
         if voice is not None:
             voice.close()
         part.unlink(missing_ok=True)
         wav_part.unlink(missing_ok=True)
         raise
     finally:
-        recorder.close()
+        if recorder is not None:
+            recorder.close()
         if voice is not None:
             voice.close()
         with contextlib.suppress(Exception):
@@ -326,6 +331,9 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
         for p in (policy, shadow):
             with contextlib.suppress(Exception):
                 close_policy(p)
+    if recorder is None:
+        # The log could not even be created: nothing to file; say why.
+        return CallOutcome(spec, CallStatus.FAILED, part, counted, crash or "no log")
     if crash is None and counted.complete and not counted.errors:
         target = final_path(out_dir, spec)
         if wav_part.is_file():
