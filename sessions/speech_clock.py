@@ -123,19 +123,24 @@ class SpeechTrack:
 
     def heard(self, t: float) -> int:
         """Number of words whose playback ended by ``t``."""
-        n = 0
-        for w in self.words:
-            if w.end <= t + 1e-9:
-                n += 1
-            else:
-                break
-        return n
+        return words_heard(self.words, t)
 
     def finished(self, t: float) -> bool:
         return self.stream_done and not self._pending and t >= self.end
 
     def stop(self, t: float) -> None:
         self.stopped_at = t
+
+
+def words_heard(words: list[TimedWord], t: float) -> int:
+    """How many of ``words`` (in time order) had finished playing by ``t``."""
+    n = 0
+    for w in words:
+        if w.end <= t + 1e-9:
+            n += 1
+        else:
+            break
+    return n
 
 
 def plan(text: str, style: SpeakingStyle, seed: int, start: float = 0.0) -> list[TimedWord]:

@@ -45,7 +45,7 @@ from sessions.speech.backchannel_cache import BackchannelCache, trim_silence
 from sessions.speech.timing import estimate_word_timings
 from sessions.speech.tts import EspeakTts, Speech, Tts
 from sessions.speech.vad import FrameVad, VadFrame, talk_over_seconds, vad_probs
-from sessions.speech_clock import TimedWord
+from sessions.speech_clock import TimedWord, words_heard
 
 Audio = npt.NDArray[np.float32]
 
@@ -161,13 +161,7 @@ class AudioSpeechTrack:
         return min(1.0, total / (t1 - t0))
 
     def heard(self, t: float) -> int:
-        n = 0
-        for w in self.words:
-            if w.end <= t + 1e-9:
-                n += 1
-            else:
-                break
-        return n
+        return words_heard(self.words, t)
 
     def finished(self, t: float) -> bool:
         return self.stream_done and not self._buffer.strip() and not self._jobs and t >= self.end
