@@ -71,7 +71,7 @@ class DecisionLine(Widget, can_focus=False):
                 used += piece
         if d.shadow is not None:
             out.append("\n")
-            out.append(f"shadow {d.shadow.policy}".ljust(LABEL), rule_style)
+            out.append(f"shadow {d.shadow.policy} ".ljust(LABEL), rule_style)
             out.append(f"→ {d.shadow.decision}", head)
             cost = llm_cost(d.shadow.llm)
             if cost:
