@@ -14,20 +14,16 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._timing import TickLag, percentile
 
 SIZE = (120, 40)
 TICK_S = 0.010
 CALL_S = 20.0
 IDLE_S = 5.0
-
-
-def _p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 async def _lags(
@@ -49,23 +45,15 @@ async def _lags(
         if hold:
             driver.submit(EndCall("hold"))  # the screen runs, the call does nothing
         app = CutinApp(call=driver)
-        lags: list[float] = []
-        last = [0.0]
-
-        def tick() -> None:
-            now = time.perf_counter()
-            if last[0]:
-                lags.append(max(0.0, now - last[0] - TICK_S))
-            last[0] = now
-
+        sampler = TickLag(TICK_S)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            app.set_interval(TICK_S, tick)
+            app.set_interval(TICK_S, sampler.tick)
             await asyncio.sleep(seconds)
             assert isinstance(app.screen, CallScreen)
             await pilot.press("f10")
         app.stop_calls()
-    return lags, len(seen)
+    return sampler.lags, len(seen)
 
 
 def rows() -> list[dict[str, str]]:
@@ -76,9 +64,9 @@ def rows() -> list[dict[str, str]]:
         {
             "budget": "UI event-loop lag during a call",
             "target": "≤ 20 ms p99",
-            "measured": f"p99 {_p(call, 0.99) * 1e3:.1f} ms, "
+            "measured": f"p99 {percentile(call, 0.99) * 1e3:.1f} ms, "
             f"p50 {statistics.median(call) * 1e3:.1f} ms",
-            "peer": f"screen with no call running: p99 {_p(idle, 0.99) * 1e3:.1f} ms",
+            "peer": f"screen with no call running: p99 {percentile(idle, 0.99) * 1e3:.1f} ms",
             "note": f"real-time typed-mode call at β = γ = 1 for {CALL_S:.0f} s, log on disk; "
             f"{n_events} events; {len(call)} ticks of a {TICK_S * 1e3:.0f} ms timer; "
             f"max {max(call) * 1e3:.1f} ms; "

@@ -19,9 +19,9 @@ import os
 import shutil
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
+from bench._timing import TickLag, percentile
 from controls import Tendencies
 
 GREETING = "Hello, this is the order line. What can I do for you?"
@@ -103,24 +103,16 @@ async def _ui_lags(tmp: Path) -> tuple[list[float], int]:
     seen: list[int] = []
     driver.loop.listeners.append(lambda _event: seen.append(1))
     app = CutinApp(call=driver)
-    lags: list[float] = []
-    last = [0.0]
-
-    def tick() -> None:
-        now = time.perf_counter()
-        if last[0]:
-            lags.append(max(0.0, now - last[0] - UI_TICK_S))
-        last[0] = now
-
+    sampler = TickLag(UI_TICK_S)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app.set_interval(UI_TICK_S, tick)
+        app.set_interval(UI_TICK_S, sampler.tick)
         await asyncio.sleep(UI_SECONDS)
         assert isinstance(app.screen, CallScreen)
         await pilot.press("f10")
     app.stop_calls()
     driver.stop()
-    return lags, len(seen)
+    return sampler.lags, len(seen)
 
 
 def scenario_file_path(tmp: Path, turns: list[str]) -> str:
@@ -131,8 +123,7 @@ def scenario_file_path(tmp: Path, turns: list[str]) -> str:
 
 def ui_lag_in_a_voice_call(tmp: Path) -> dict[str, str]:
     lags, events = asyncio.run(_ui_lags(tmp))
-    ordered = sorted(lags)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    p99 = percentile(lags, 0.99)
     return {
         "budget": "UI event-loop lag during a voice call (--speech espeak)",
         "target": "≤ 20 ms p99",
