@@ -1,0 +1,144 @@
+"""Where τ2 writes simulations: monolithic results, the ``dir`` layout, a lone simulation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from replay.errors import LoadError
+from replay.model import Trial
+from replay.tau2.simulation import trial_from_simulation
+
+SIMULATIONS_DIR = "simulations"
+RESULTS_FILE = "results.json"
+
+
+def is_results(data: Any) -> bool:
+    """A τ2 results object (monolithic, or the metadata file of a dir layout)."""
+    return (
+        isinstance(data, Mapping)
+        and "info" in data
+        and ("simulations" in data or "tasks" in data or "simulation_index" in data)
+    )
+
+
+def is_simulation(data: Any) -> bool:
+    """One τ2 simulation run object."""
+    return (
+        isinstance(data, Mapping)
+        and "task_id" in data
+        and "id" in data
+        and ("messages" in data or "ticks" in data)
+    )
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LoadError(f"{path}: not valid JSON ({exc})") from None
+
+
+def load_results_file(path: Path, data: Mapping[str, Any]) -> list[Trial]:
+    """A monolithic results file (already parsed)."""
+    sims = data.get("simulations")
+    if not isinstance(sims, list):
+        raise LoadError(f'{path}: τ2 results file has no "simulations" list')
+    return trials_from_results(data, sims, str(path))
+
+
+def load_results_dir(folder: Path) -> list[Trial]:
+    """The dir layout: ``folder/results.json`` + ``folder/simulations/*.json``."""
+    meta_path = folder / RESULTS_FILE
+    meta = read_json(meta_path)
+    if not is_results(meta):
+        raise LoadError(f'{meta_path}: not a τ2 results file (no "info" with "tasks")')
+    sims_dir = folder / SIMULATIONS_DIR
+    files = sorted(sims_dir.glob("*.json")) if sims_dir.is_dir() else []
+    warnings: list[str] = []
+    index = meta.get("simulation_index")
+    if isinstance(index, list):
+        indexed = {str(e.get("id")) for e in index if isinstance(e, Mapping)}
+        on_disk = {f.stem for f in files}
+        missing = sorted(indexed - on_disk)
+        extra = sorted(on_disk - indexed)
+        if missing:
+            warnings.append(
+                f"{folder}: simulation_index lists {len(missing)} simulation(s) "
+                f"with no file in simulations/: {', '.join(missing[:5])}"
+            )
+        if extra:
+            warnings.append(
+                f"{folder}: {len(extra)} file(s) in simulations/ are not in "
+                f"simulation_index: {', '.join(extra[:5])}"
+            )
+    sims: list[dict[str, Any]] = []
+    for f in files:
+        sim = read_json(f)
+        if not is_simulation(sim):
+            raise LoadError(
+                f'{f}: not a τ2 simulation (expected "id", "task_id" and "messages" or "ticks")'
+            )
+        sim = dict(sim)
+        sim["_file"] = str(f)
+        sims.append(sim)
+    if not sims and not isinstance(meta.get("simulations"), list):
+        raise LoadError(f"{folder}: τ2 results directory has no simulations/*.json files")
+    if not sims:
+        sims = list(meta["simulations"])
+    trials = trials_from_results(meta, sims, str(folder))
+    for trial in trials:
+        trial.warnings.extend(warnings)
+    return trials
+
+
+def load_simulation_file(path: Path, sim: Mapping[str, Any]) -> list[Trial]:
+    """A lone simulation file; its results.json (if beside ``simulations/``) gives context."""
+    info: Mapping[str, Any] = {}
+    tasks: Sequence[Any] = []
+    meta_path = path.parent.parent / RESULTS_FILE
+    if path.parent.name == SIMULATIONS_DIR and meta_path.is_file():
+        meta = read_json(meta_path)
+        if is_results(meta):
+            info = meta.get("info") or {}
+            tasks = meta.get("tasks") or []
+    return [trial_from_simulation(sim, info=info, tasks=_tasks_by_id(tasks), source=str(path))]
+
+
+def trials_from_results(meta: Mapping[str, Any], sims: Sequence[Any], source: str) -> list[Trial]:
+    info = meta.get("info") if isinstance(meta.get("info"), Mapping) else {}
+    tasks = _tasks_by_id(meta.get("tasks") or [])
+    trials = []
+    for i, sim in enumerate(sims):
+        if not is_simulation(sim):
+            raise LoadError(
+                f'{source}: simulation {i} is not a τ2 simulation (expected "id", '
+                f'"task_id" and "messages" or "ticks")'
+            )
+        trials.append(trial_from_simulation(sim, info=info or {}, tasks=tasks, source=source))
+    return trials
+
+
+def _tasks_by_id(tasks: Any) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(tasks, list):
+        return {}
+    return {str(t.get("id")): t for t in tasks if isinstance(t, Mapping)}
+
+
+__all__ = [
+    "RESULTS_FILE",
+    "SIMULATIONS_DIR",
+    "is_results",
+    "is_simulation",
+    "load_results_dir",
+    "load_results_file",
+    "load_simulation_file",
+    "read_json",
+    "trials_from_results",
+]
