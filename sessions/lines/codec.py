@@ -1,0 +1,135 @@
+"""G.711 μ-law and streaming resampling for lines to black-box agents.
+
+μ-law is the 8 kHz phone format Twilio Media Streams carry: one byte per sample,
+sign-magnitude on a logarithmic scale, every bit inverted (so digital silence is
+``0xFF``). The encoder and decoder here are the classic G.711 segment algorithm,
+vectorized with numpy (``audioop`` left the standard library in Python 3.13).
+
+:class:`StreamResampler` converts between any two integer rates chunk by chunk. It is
+a polyphase FIR (the Kaiser-windowed low-pass that ``scipy.signal.resample_poly``
+designs) whose filter state is carried from one chunk to the next, so the output of a
+stream cut into arbitrary chunks equals the output of the whole stream and chunk
+boundaries make no clicks. It is causal: the output lags the input by
+:attr:`StreamResampler.delay_s` (about a millisecond for 8 ↔ 16 kHz).
+"""
+
+from __future__ import annotations
+
+from math import gcd
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Audio = npt.NDArray[np.float32]
+
+ULAW_SILENCE = 0xFF
+"""The μ-law byte for a zero sample."""
+_BIAS = 0x84
+_CLIP14 = 8159
+"""The largest 14-bit magnitude G.711 encodes (the encoder works on the top 14 bits)."""
+_SEGMENT_ENDS = np.array([0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF, 0x1FFF], dtype=np.int32)
+
+
+def _decode_table() -> npt.NDArray[np.int16]:
+    codes = ~np.arange(256, dtype=np.int32) & 0xFF
+    exponent = (codes >> 4) & 0x07
+    mantissa = codes & 0x0F
+    magnitude = (((mantissa << 3) + _BIAS) << exponent) - _BIAS
+    return np.where(codes & 0x80, -magnitude, magnitude).astype(np.int16)
+
+
+_DECODE = _decode_table()
+
+
+def pcm16_to_ulaw(samples: npt.NDArray[Any]) -> bytes:
+    """Signed 16-bit samples (any integer array) to μ-law bytes, one per sample.
+
+    The ITU G.711 reference encoder on the top 14 bits (bit-exact with the old
+    ``audioop.lin2ulaw``).
+    """
+    pcm = np.asarray(samples).astype(np.int32).reshape(-1) >> 2
+    mask = np.where(pcm < 0, 0x7F, 0xFF)
+    magnitude = np.minimum(np.abs(pcm), _CLIP14) + (_BIAS >> 2)
+    segment = np.searchsorted(_SEGMENT_ENDS, magnitude, side="left").astype(np.int32)
+    code = (segment << 4) | ((magnitude >> (segment + 1)) & 0x0F)
+    code = np.where(segment >= 8, 0x7F, code) ^ mask
+    return code.astype(np.uint8).tobytes()
+
+
+def ulaw_to_pcm16(data: bytes) -> npt.NDArray[np.int16]:
+    """μ-law bytes to signed 16-bit samples (a lookup; every byte is a valid code)."""
+    return _DECODE[np.frombuffer(data, dtype=np.uint8)]
+
+
+def encode_ulaw(samples: npt.NDArray[Any]) -> bytes:
+    """Float samples in [-1, 1] (clipped) to μ-law bytes."""
+    audio = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
+    return pcm16_to_ulaw(np.round(audio * 32767.0))
+
+
+def decode_ulaw(data: bytes) -> Audio:
+    """μ-law bytes to float32 samples in [-1, 1)."""
+    return (ulaw_to_pcm16(data).astype(np.float32) / 32768.0).astype(np.float32)
+
+
+class StreamResampler:
+    """Resample a stream from ``rate_in`` to ``rate_out``, one chunk at a time.
+
+    ``process`` takes any number of input samples (including none) and returns every
+    output sample they complete. Not thread-safe: one stream, one caller at a time.
+    """
+
+    def __init__(self, rate_in: int, rate_out: int, *, half_width: int = 10) -> None:
+        if rate_in <= 0 or rate_out <= 0:
+            raise ValueError("sample rates must be positive")
+        g = gcd(rate_in, rate_out)
+        self.rate_in = rate_in
+        self.rate_out = rate_out
+        self.up = rate_out // g
+        self.down = rate_in // g
+        self._identity = self.up == 1 and self.down == 1
+        taps: npt.NDArray[np.float64] = np.ones(1)
+        if not self._identity:
+            from scipy.signal import firwin
+
+            factor = max(self.up, self.down)
+            # The same anti-aliasing low-pass resample_poly designs, scaled by the
+            # upsampling factor to keep the level after zero stuffing.
+            taps = firwin(2 * half_width * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
+            taps = np.asarray(taps, dtype=np.float64) * self.up
+        self._taps = taps
+        self._state = np.zeros(taps.size - 1, dtype=np.float64)
+        self._phase = 0
+        """Index, in the upsampled stream, of the next sample to keep, minus what was consumed."""
+
+    @property
+    def delay_s(self) -> float:
+        """How far the output lags the input (the filter's group delay)."""
+        return (self._taps.size - 1) / 2 / (self.rate_in * self.up)
+
+    def reset(self) -> None:
+        """Forget the stream so far (e.g. after the far end flushed its audio)."""
+        self._state[:] = 0.0
+        self._phase = 0
+
+    def process(self, samples: npt.NDArray[Any]) -> Audio:
+        x = np.asarray(samples, dtype=np.float64).reshape(-1)
+        if self._identity:
+            return x.astype(np.float32)
+        if x.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        from scipy.signal import lfilter
+
+        stuffed = np.zeros(x.size * self.up, dtype=np.float64)
+        stuffed[:: self.up] = x
+        filtered, self._state = lfilter(self._taps, 1.0, stuffed, zi=self._state)
+        kept = filtered[self._phase :: self.down]
+        # Carry the decimation phase over to the next chunk.
+        self._phase = (self._phase - stuffed.size) % self.down
+        return np.asarray(kept, dtype=np.float32)
+
+
+def resampler(rate_in: int, rate_out: int) -> StreamResampler:
+    """A fresh :class:`StreamResampler` (8 ↔ 16 kHz for Twilio, 24 ↔ 16 kHz for Realtime)."""
+    return StreamResampler(rate_in, rate_out)
