@@ -82,6 +82,8 @@ class AgentTurnStart(_Event):
     """Agent turn index, 0-based."""
     text: str | None = None
     """The full planned text when the agent is scripted or the text is known."""
+    response_latency_s: float | None = None
+    """A black-box agent: seconds from the end of the caller's last turn to this onset."""
 
 
 class AgentWords(_Event):
@@ -104,6 +106,11 @@ class AgentTurnEnd(_Event):
     cut_word: int | None = None
     """Index of the first unspoken word."""
     talk_over_s: float | None = None
+    stop_t: float | None = None
+    """A black-box agent: where its audio actually stopped after the cut (``cut_t`` is the
+    caller's onset). None: it did not stop, or the agent's speech is cutin's own."""
+    speech_s: float | None = None
+    """A black-box agent: seconds of speech in the turn (VAD), for its pause profile."""
 
 
 class InsertionRecord(_Model):
@@ -220,6 +227,47 @@ class EndEvent(_Event):
     reason: str = "hangup"
 
 
+class AgentYield(_Event):
+    """A black-box agent after the caller barged in or backchannelled: did it stop?
+
+    Definitions follow τ-Voice's: after an interruption the agent *yields* if it falls
+    silent within 2.0 s of the caller's onset; after a backchannel, stopping within
+    1.0 s is a *false yield*. "Falls silent" is a silence that grows into a turn end
+    (500 ms); ``stop_t`` is the end of the agent's last sound before it, to the sample.
+    """
+
+    type: Literal["agent_yield"] = "agent_yield"
+    turn: int
+    after: str
+    """interruption | backchannel."""
+    onset_t: float
+    """When the caller's audio started on the line."""
+    window_s: float
+    yielded: bool
+    stop_t: float | None = None
+    """Where the agent's audio actually stopped (None: it did not within the window)."""
+    latency_s: float | None = None
+    """``stop_t - onset_t``, at least 0 (0: the agent never spoke again after the onset)."""
+    resumed: bool = False
+    """The agent spoke after the onset (before stopping, or instead of stopping)."""
+    clear_t: float | None = None
+    """When the agent flushed its queued audio (a Twilio ``clear``), if it did."""
+    heard: str = ""
+    """What the agent had said by ``stop_t`` (or by the window's end), as transcribed."""
+    talk_over_s: float = 0.0
+    """Seconds the agent spoke while the caller's audio was playing, after the onset."""
+
+
+class LineEvent(_Event):
+    """Something the line to a black-box agent reported (not audio)."""
+
+    type: Literal["line"] = "line"
+    kind: str
+    """open | format | clear | mark | agent_event | error | closed | failed."""
+    detail: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
 class UnknownEvent(_Event):
     """An event type this version does not know; kept as-is."""
 
@@ -243,6 +291,8 @@ _KnownUnion = (
     | DialsChanged
     | ErrorEvent
     | EndEvent
+    | AgentYield
+    | LineEvent
 )
 KnownEvent = Annotated[_KnownUnion, Field(discriminator="type")]
 Event = _KnownUnion | UnknownEvent

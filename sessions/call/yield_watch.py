@@ -1,0 +1,168 @@
+"""Did a black-box agent stop after the caller barged in or backchannelled? How fast?
+
+Pure logic over the agent's per-frame speech state (what the pause detector tracks)
+plus a :class:`SoundTape` of the agent's audio for sample-exact times. Definitions
+follow τ-Voice's interaction metrics (tau2-bench ``docs/interaction-metrics.md``):
+
+* after an **interruption** the agent *yields* if it falls silent within 2.0 s of the
+  caller's onset; the yield latency is the time from the onset to its silence;
+* after a **backchannel**, stopping within 1.0 s is a *false yield* (an error).
+
+"Falls silent" here is a silence that grows into a turn end (500 ms by default): a
+speaker's ordinary 200–400 ms mid-turn pauses are not a stop. The stop time is the
+end of the agent's last sound before that silence, found on the audio itself, so it
+is exact to the sample rather than to the 32 ms VAD frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from sessions.speech import SAMPLE_RATE
+
+Audio = npt.NDArray[np.float32]
+
+INTERRUPTION_WINDOW_S = 2.0
+BACKCHANNEL_WINDOW_S = 1.0
+SOUND_LEVEL = 0.02
+"""|sample| at or above this (−34 dBFS) is sound; below is silence (μ-law silence is 0)."""
+
+
+class SoundTape:
+    """The last ``keep_s`` seconds of one channel, addressable by call time."""
+
+    def __init__(self, keep_s: float = 30.0, level: float = SOUND_LEVEL) -> None:
+        self._keep = int(keep_s * SAMPLE_RATE)
+        self._data = np.zeros(0, dtype=np.float32)
+        self._start = 0
+        """Absolute sample index of ``_data[0]``."""
+        self.level = level
+
+    @property
+    def end_index(self) -> int:
+        return self._start + self._data.size
+
+    def append(self, samples: Audio) -> None:
+        self._data = np.concatenate([self._data, np.asarray(samples, dtype=np.float32)])
+        extra = self._data.size - self._keep
+        if extra > 0:
+            self._data = self._data[extra:]
+            self._start += extra
+
+    def _window(self, t0: float, t1: float) -> tuple[int, Audio]:
+        i0 = max(self._start, round(t0 * SAMPLE_RATE))
+        i1 = min(self.end_index, round(t1 * SAMPLE_RATE))
+        if i1 <= i0:
+            return i0, self._data[:0]
+        return i0, self._data[i0 - self._start : i1 - self._start]
+
+    def last_sound(self, t0: float, t1: float) -> float | None:
+        """End (call time) of the last sample at or above the level in [t0, t1)."""
+        i0, seg = self._window(t0, t1)
+        loud = np.flatnonzero(np.abs(seg) >= self.level)
+        if loud.size == 0:
+            return None
+        return (i0 + int(loud[-1]) + 1) / SAMPLE_RATE
+
+    def first_sound(self, t0: float, t1: float) -> float | None:
+        """Start (call time) of the first sample at or above the level in [t0, t1)."""
+        i0, seg = self._window(t0, t1)
+        loud = np.flatnonzero(np.abs(seg) >= self.level)
+        if loud.size == 0:
+            return None
+        return (i0 + int(loud[0])) / SAMPLE_RATE
+
+
+def first_sound_offset(audio: Audio, level: float = SOUND_LEVEL) -> float:
+    """Seconds into ``audio`` of its first sample at or above ``level`` (0 if none)."""
+    loud = np.flatnonzero(np.abs(np.asarray(audio)) >= level)
+    return float(loud[0]) / SAMPLE_RATE if loud.size else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class YieldResult:
+    yielded: bool
+    silence_start: float | None
+    """Frame-accurate start of the stopping silence (refine it with a :class:`SoundTape`)."""
+    resumed: bool
+    talk_over_s: float
+    decided_t: float
+    """When the watch could tell (frame end)."""
+
+
+class YieldWatch:
+    """Watches one caller action until the agent's response to it is known.
+
+    Feed every frame after the action with the detector's state at the end of that
+    frame (``speaking``, ``silence_start``) and whether the caller's audio was playing.
+    """
+
+    def __init__(
+        self,
+        *,
+        turn: int,
+        after: str,
+        onset_t: float,
+        window_s: float,
+        turn_end_s: float = 0.5,
+        silence_start: float | None = None,
+    ) -> None:
+        self.turn = turn
+        self.after = after
+        self.onset_t = onset_t
+        self.window_s = window_s
+        self.turn_end_s = turn_end_s
+        self._silence_start = silence_start
+        """Start of the silence in progress (None while the agent speaks)."""
+        self.resumed = False
+        self.talk_over_s = 0.0
+        self.clear_t: float | None = None
+        self.result: YieldResult | None = None
+
+    @property
+    def deadline(self) -> float:
+        return self.onset_t + self.window_s
+
+    def frame(
+        self,
+        t0: float,
+        t1: float,
+        *,
+        speaking: bool,
+        caller_active: bool,
+    ) -> YieldResult | None:
+        """One frame [t0, t1) of the agent; returns the result once it is known."""
+        if self.result is not None:
+            return self.result
+        if speaking:
+            if t1 > self.onset_t + 1e-9:
+                self.resumed = True
+                if caller_active:
+                    self.talk_over_s += t1 - max(t0, self.onset_t)
+            self._silence_start = None
+        elif self._silence_start is None:
+            self._silence_start = t0
+        s = self._silence_start
+        if s is not None and s <= self.deadline + 1e-9 and t1 - s >= self.turn_end_s - 1e-9:
+            self.result = YieldResult(True, s, self.resumed, round(self.talk_over_s, 4), t1)
+        elif t1 > self.deadline + 1e-9 and (s is None or s > self.deadline + 1e-9):
+            self.result = YieldResult(False, None, self.resumed, round(self.talk_over_s, 4), t1)
+        return self.result
+
+    def stop_time(self, result: YieldResult, tape: SoundTape, frame_s: float) -> float | None:
+        """Sample-exact end of the agent's sound before the stopping silence."""
+        if not result.yielded or result.silence_start is None:
+            return None
+        s = result.silence_start
+        # The VAD's silence starts up to ~2 frames after the sound really ends; the
+        # sound itself can trail a frame into it.
+        end = tape.last_sound(s - 0.3, s + 2 * frame_s)
+        return end if end is not None else s
+
+    def latency(self, stop_t: float | None) -> float | None:
+        if stop_t is None:
+            return None
+        return round(max(0.0, stop_t - self.onset_t), 4)
