@@ -261,10 +261,16 @@ class EffectSpan:
 
 def out_of_turn_effects(timeline: TickTimeline) -> list[EffectSpan]:
     """Effects injected while the user was not speaking (asides, coughs in a gap)."""
+    return effect_spans(timeline, during_speech=False)
+
+
+def effect_spans(timeline: TickTimeline, *, during_speech: bool = True) -> list[EffectSpan]:
+    """Each run of consecutive ticks carrying the same user effect, in order of onset;
+    ``during_speech=False`` leaves out the ticks where the user speaks."""
     spans: list[EffectSpan] = []
     open_spans: dict[TickEffect, EffectSpan] = {}
     for i, speaking in enumerate(timeline.user_speech):
-        current = () if speaking else timeline.user_effects[i]
+        current = () if speaking and not during_speech else timeline.user_effects[i]
         still_open: dict[TickEffect, EffectSpan] = {}
         for effect in current:
             span = open_spans.get(effect)
@@ -437,13 +443,13 @@ def _turns(a: TickAnalysis, join_gap_s: float) -> list[Turn]:
             if overlap is not None and overlap.kind != "interruption":
                 turn.meta["overlap_kind"] = overlap.kind
 
-    def agent_turn_at(seg: Segment | None, t: float) -> Turn | None:
+    def agentturn_at(seg: Segment | None, t: float) -> Turn | None:
         if seg is not None:
             return seg_turn.get(("agent", seg.index))
-        return _turn_at(turns, "agent", t)
+        return turn_at(turns, "agent", t)
 
     for o in a.overlaps:
-        host = agent_turn_at(o.agent, o.user.start_s)
+        host = agentturn_at(o.agent, o.user.start_s)
         if host is None:
             continue
         data: dict[str, Any] = {
@@ -464,13 +470,13 @@ def _turns(a: TickAnalysis, join_gap_s: float) -> list[Turn]:
             label = o.user.text or ("mm-hmm" if o.kind == "backchannel" else o.kind)
             host.events.append(InlineEvent(o.user.start_s, o.kind, label, data))
     for seg in a.agent_interruptions:
-        host = _turn_at(turns, "user", seg.start_s)
+        host = turn_at(turns, "user", seg.start_s)
         if host is not None:
             host.events.append(
                 InlineEvent(seg.start_s, "agent_interruption", "agent", {"tick": seg.start_tick})
             )
     for span in a.effects_out_of_turn:
-        host = _turn_at(turns, None, span.start_s)
+        host = turn_at(turns, None, span.start_s)
         if host is not None and span.kind != MUFFLING:
             label = span.effect.text or (span.effect.file or "").rsplit("/", 1)[-1]
             host.events.append(
@@ -481,7 +487,7 @@ def _turns(a: TickAnalysis, join_gap_s: float) -> list[Turn]:
     return turns
 
 
-def _turn_at(turns: Iterable[Turn], speaker: str | None, t: float) -> Turn | None:
+def turn_at(turns: Iterable[Turn], speaker: str | None, t: float) -> Turn | None:
     """The latest turn (of ``speaker``, if given) that started at or before ``t``."""
     best: Turn | None = None
     for turn in turns:
@@ -507,7 +513,9 @@ __all__ = [
     "TickEffect",
     "TickTimeline",
     "analyze",
+    "effect_spans",
     "out_of_turn_effects",
     "overlaps",
     "segments",
+    "turn_at",
 ]

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from replay.model import InlineEvent, Speaker, Turn
+from replay.tau2.control import event_for, split_control
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -52,7 +53,8 @@ def turns_from_messages(messages: Sequence[Any], t0: datetime | None) -> list[Tu
             continue
         role = msg.get("role")
         t = _rel(msg.get("timestamp"), t0)
-        idx = msg.get("turn_idx", pos)
+        idx = msg.get("turn_idx")
+        idx = idx if isinstance(idx, int) else pos
         if role == "tool":
             if turns:
                 content = msg.get("content")
@@ -69,7 +71,13 @@ def turns_from_messages(messages: Sequence[Any], t0: datetime | None) -> list[Tu
         if role not in ("assistant", "user"):
             continue
         speaker: Speaker = "agent" if role == "assistant" else "user"
+        content = msg.get("content")
+        said, controls = split_control(content) if isinstance(content, str) else ("", [])
         last = turns[-1] if turns else None
+        if controls and not said.strip() and not msg.get("tool_calls") and last is not None:
+            # Only a control token: an event of the call, on the turn it ends.
+            _add_controls(last, controls, t, speaker, idx)
+            continue
         if last is not None and last.speaker == speaker:
             turn = last
         else:
@@ -91,10 +99,11 @@ def turns_from_messages(messages: Sequence[Any], t0: datetime | None) -> list[Tu
             turn.end = t
             if turn.start is None:
                 turn.start = t
-        content = msg.get("content")
-        if isinstance(content, str) and content.strip() and not msg.get("is_audio"):
-            turn.text = f"{turn.text}\n{content}" if turn.text else content
+        if said.strip() and not msg.get("is_audio"):
+            turn.text = f"{turn.text}\n{said}" if turn.text else said
             turn.spoken = turn.text
+        if controls:
+            _add_controls(turn, controls, t, speaker, None)
         for call in msg.get("tool_calls") or []:
             if isinstance(call, Mapping):
                 turn.events.append(
@@ -112,4 +121,26 @@ def turns_from_messages(messages: Sequence[Any], t0: datetime | None) -> list[Tu
     return turns
 
 
-__all__ = ["call_label", "parse_time", "short", "turns_from_messages"]
+def _add_controls(
+    turn: Turn, names: list[str], t: float | None, by: Speaker, message: int | None
+) -> None:
+    for name in names:
+        kind, label = event_for(name)
+        turn.events.append(
+            InlineEvent(t if t is not None else (turn.end or 0.0), kind, label, {"by": by})
+        )
+    if message is not None:
+        turn.meta["messages"].append(message)
+
+
+def strip_controls(turns: Sequence[Turn]) -> None:
+    """Take control tokens out of turns built elsewhere (ticks) into call events at
+    each turn's end."""
+    for turn in turns:
+        text, names = split_control(turn.text)
+        if names:
+            turn.text = turn.spoken = text
+            _add_controls(turn, names, turn.end, turn.speaker, None)
+
+
+__all__ = ["call_label", "parse_time", "short", "strip_controls", "turns_from_messages"]

@@ -7,8 +7,10 @@ from typing import Any
 
 from replay.errors import LoadError
 from replay.model import Trial
-from replay.tau2.messages import parse_time, turns_from_messages
+from replay.tau2.effects import attach_effects
+from replay.tau2.messages import parse_time, strip_controls, turns_from_messages
 from replay.tau2.verdicts import review_verdicts, reward_verdicts
+from replay.tau2.version import SIMULATION_FIELDS, detect, unknown_keys
 from replay.ticks import DEFAULT_TICK_S, TickTimeline, analyze
 
 
@@ -27,12 +29,15 @@ def trial_from_simulation(
     info: Mapping[str, Any],
     tasks: Mapping[str, Mapping[str, Any]],
     source: str,
+    layout: str = "simulation",
+    results: Mapping[str, Any] | None = None,
 ) -> Trial:
-    """One simulation run → one trial."""
+    """One simulation run → one trial. ``layout`` and the ``results`` object around
+    the run (if any) feed the version detection."""
     reward_info = sim.get("reward_info") if isinstance(sim.get("reward_info"), Mapping) else None
     reward = reward_info.get("reward") if reward_info else None
     ticks = sim.get("ticks")
-    mode = str(sim.get("mode") or ("full_duplex" if ticks else "half_duplex"))
+    mode = "full_duplex" if isinstance(ticks, list) and ticks else "half_duplex"
     header = {k: v for k, v in sim.items() if k not in ("messages", "ticks", "_file")}
     trial = Trial(
         id=str(sim.get("id")),
@@ -45,6 +50,12 @@ def trial_from_simulation(
         duration=float(sim["duration"]) if isinstance(sim.get("duration"), int | float) else None,
     )
     trial.meta.update(_trial_meta(sim, info, tasks))
+    if sim.get("mode") not in (None, mode):
+        trial.meta["tau2_mode"] = sim["mode"]  # e.g. "voice" on a messages-only run
+    trial.meta["tau2_version"] = detect(sim, layout, results).as_dict()
+    unknown = unknown_keys(sim, SIMULATION_FIELDS)
+    if unknown:
+        trial.meta["tau2_unknown"] = {k: sim[k] for k in unknown}
     if sim.get("_file"):
         trial.meta["file"] = sim["_file"]
     if isinstance(ticks, list) and ticks:
@@ -54,12 +65,14 @@ def trial_from_simulation(
             raise LoadError(f"{trial.source}: simulation {trial.id}: {exc}") from None
         trial.ticks = timeline
         trial.turns = analyze(timeline).turns
+        strip_controls(trial.turns)
         trial.meta["ticks"] = len(timeline)
         trial.meta["tick_s"] = timeline.tick_s
         if trial.duration is None:
             trial.duration = len(timeline) * timeline.tick_s
     elif isinstance(sim.get("messages"), list):
         trial.turns = turns_from_messages(sim["messages"], parse_time(sim.get("start_time")))
+    attach_effects(trial, sim)
     if reward_info:
         trial.verdicts.extend(reward_verdicts(reward_info, trial))
     for key, judge, blame in (
@@ -88,6 +101,9 @@ def _trial_meta(
         side_info = info.get(f"{side}_info")
         if isinstance(side_info, Mapping):
             meta[f"{side}_llm"] = side_info.get("llm")
+    native = info.get("audio_native_config")
+    if not meta.get("agent_llm") and isinstance(native, Mapping) and native.get("model"):
+        meta["agent_llm"] = native["model"]
     task = tasks.get(str(sim.get("task_id")))
     if task is not None:
         description = task.get("description")
