@@ -36,7 +36,7 @@ from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
 from controls.tendencies import Tendencies
 from controls.turn_taking import Action, Situation
 from sessions.agents.base import Message
-from sessions.call.agent_ears import AgentEars
+from sessions.call.agent_ears import AgentEars, Audio
 from sessions.call.caller_line import CallerChannel, Synthesizer, Utterance
 from sessions.call.commands import (
     BackchannelNow,
@@ -88,7 +88,7 @@ from sessions.speech.tts import Speech
 from sessions.speech.words import TimedWord
 
 Listener = Callable[[Event], None]
-Backchannels = Callable[[str], np.ndarray]
+Backchannels = Callable[[str], Audio]
 
 
 @dataclass
@@ -504,8 +504,7 @@ class RemoteCallLoop:
         return situation, {"words_transcribed": len(words), "words_estimated": estimated}
 
     def _opportunity(self, ev: PauseEvent, turn: _Turn) -> None:
-        if not self.virtual:
-            self.ears.request()
+        self.ears.request()  # inline on the virtual clock; in the background in real time
         situation, heard = self._situation(turn, ev.t)
         ctx = PolicyContext(
             t=ev.t,
@@ -564,7 +563,8 @@ class RemoteCallLoop:
         self._start_ready_speech(t)
 
     def interruption_openers(self) -> list[str]:
-        return list(self.config.scenario.user.interruptions)
+        """The scenario's barge-in openers as they will be said (α-rendered), to prepare."""
+        return [self._render(o)[0] for o in self.config.scenario.user.interruptions]
 
     def _interruption_line(self) -> str:
         opener = self._rng.choice(self.config.scenario.user.interruptions)

@@ -1,0 +1,152 @@
+"""Everything a call to a black-box agent needs, put together before the call starts.
+
+Order matters for the tester: the slow, local parts (espeak-ng, the backchannel
+inventory, Silero VAD, the STT model) are checked first, each failing with one line
+that names the fix; the line is dialled last, so a wrong URL is reported without a
+half-made call, and the agent's greeting waits in the playout buffer for t = 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from sessions.call.agent_ears import AgentEars, Audio
+from sessions.call.caller_line import Synthesizer
+from sessions.call.config import CallConfig
+from sessions.call.recording import CallRecording
+from sessions.call.remote_loop import RemoteCallLoop, RemoteConfig
+from sessions.call.users import UserProvider
+from sessions.lines.base import Line
+from sessions.lines.factory import LineSpec, open_line, parse_line_agent
+from sessions.log.models import AgentInfo, SpeechInfo
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    """How to reach the agent and how cutin speaks and hears on the line."""
+
+    agent: str
+    """The ``--agent`` value: ``twilio:ws://...`` or ``realtime``."""
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    """Realtime only; never logged."""
+    instructions: str | None = None
+    """Realtime: the model's instructions (the scenario's agent prompt)."""
+    stt: str | None = None
+    vad: str = "onnx"
+    words_per_minute: int = 165
+    """The caller's espeak-ng speaking rate."""
+    cache_dir: Path | None = None
+    connect_timeout_s: float = 10.0
+
+    @property
+    def line(self) -> LineSpec:
+        return parse_line_agent(self.agent)
+
+    def agent_info(self, name: str) -> AgentInfo:
+        spec = self.line
+        if spec.kind == "twilio":
+            return AgentInfo(kind="twilio", name=name, base_url=_public(spec.url or ""))
+        return AgentInfo(kind="realtime", name=name, model=self.model, base_url=self.base_url)
+
+    def speech_info(self) -> SpeechInfo:
+        return SpeechInfo(
+            tts="espeak",
+            input="type",
+            stt=self.stt or "tiny.en (offline)",
+            vad=self.vad,
+            words_per_minute=self.words_per_minute,
+        )
+
+
+def _public(url: str) -> str:
+    """A URL without userinfo or query (tokens live there)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+@dataclass
+class RemoteParts:
+    """The local parts of a remote call, loaded (and checked) before dialling."""
+
+    synthesizer: Synthesizer
+    backchannels: dict[str, Audio]
+    ears: AgentEars
+
+
+def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> RemoteParts:
+    """Load espeak-ng, the backchannel tokens, VAD and STT; their errors say the fix."""
+    from sessions.settings import Settings
+    from sessions.speech.backchannel_cache import BackchannelCache
+    from sessions.speech.stt import Transcriber
+    from sessions.speech.tts import EspeakTts
+    from sessions.speech.vad import load_vad
+
+    tts = EspeakTts(words_per_minute=spec.words_per_minute)
+    cache_dir = spec.cache_dir or Settings().cache_dir
+    cache = BackchannelCache(tts, cache_dir, config.backchannel_tokens).load()
+    tokens = {t: cache.get(t) for t in config.backchannel_tokens}
+    vad = load_vad(spec.vad)
+    transcriber = Transcriber(model=spec.stt, cpu_threads=1).load()
+    ears = AgentEars(vad, transcriber, inline=virtual)
+    synth = Synthesizer(tts.synthesize, inline=virtual)
+    return RemoteParts(synth, tokens, ears)
+
+
+def build_remote_loop(
+    spec: RemoteSpec,
+    config: CallConfig,
+    *,
+    recording_path: Path | None = None,
+    user: UserProvider | None = None,
+    line: Line | None = None,
+    virtual: bool = False,
+    remote: RemoteConfig | None = None,
+) -> RemoteCallLoop:
+    """Load the parts, dial the agent (unless ``line`` is given, open) and make the loop."""
+    parts = load_parts(spec, config, virtual=virtual)
+    if line is None:
+        line = open_line(
+            spec.line,
+            base_url=spec.base_url,
+            model=spec.model,
+            api_key=spec.api_key,
+            instructions=spec.instructions,
+            timeout_s=spec.connect_timeout_s,
+        )
+    recording = None
+    try:
+        if recording_path is not None:
+            recording = CallRecording(recording_path)
+        tokens = parts.backchannels
+
+        def backchannel(token: str) -> Audio:
+            return tokens[token]
+
+        loop = RemoteCallLoop(
+            config,
+            line,
+            parts.ears,
+            parts.synthesizer,
+            backchannel,
+            remote=remote,
+            user=user,
+            recording=recording,
+            virtual=virtual,
+        )
+        # Barge-in openers are synthesized now, so an interruption goes out at once.
+        parts.synthesizer.prepare(loop.interruption_openers())
+    except BaseException:
+        with contextlib.suppress(Exception):
+            line.close()
+        if recording is not None:
+            recording.close()
+        raise
+    return loop
