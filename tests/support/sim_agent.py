@@ -99,7 +99,11 @@ class SimAgentLine:
         else:
             self._caller_quiet += n
             self._caller_sound = 0
-        if self._playing and self.agent.yields and self._caller_sound >= self.agent.react_s * SAMPLE_RATE:
+        if (
+            self._playing
+            and self.agent.yields
+            and self._caller_sound >= self.agent.react_s * SAMPLE_RATE
+        ):
             self._playing = False
             self.stops.append(self._n / SAMPLE_RATE)
             self._notices.append(LineNotice(NoticeKind.CLEAR, "sim agent stopped"))
