@@ -122,6 +122,7 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
             "manual",
             "at 1st opp.",
             "lands at (opp. #: n)",
+            "pauses/min ²",
         ),
     )
     for r in rows:
@@ -141,10 +142,17 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
             str(r.get("manual", "—")),
             _pct(r.get("first_share")),
             _positions(r.get("positions") or {}),
+            _num(r.get("pauses_per_min_before_action"), 1),
         )
+    notes = []
     if any(r.get("unit") == "consultation" for r in rows):
-        table.caption = "¹ opportunity = a classifier consultation (τ-Voice: every 2.0 s)"
-        table.caption_justify = "left"
+        notes.append("¹ opportunity = a classifier consultation (τ-Voice: every 2.0 s)")
+    notes.append(
+        "² negative control: mid-turn pauses per minute of agent speech before any action "
+        "in the turn (no dial can move it)"
+    )
+    table.caption = "\n".join(notes)
+    table.caption_justify = "left"
     return table
 
 
@@ -167,23 +175,44 @@ def trend_table(rows: Sequence[Row]) -> Table:
 
 
 def paired_table(rows: Sequence[Row]) -> Table:
+    keys = sorted({str(r.get("pair_key") or "scenario") for r in rows})
     table = _table(
-        "Paired against the baseline by scenario — Wilcoxon signed-rank, two-sided",
+        f"Paired against the baseline by session ({', '.join(keys)}) — "
+        "Wilcoxon signed-rank, two-sided",
         ("condition", "baseline", "metric", "pairs", "nonzero", "mean Δ", "95% CI", "W", "p"),
     )
+    notes: list[str] = []
     for r in rows:
         mean = r["mean_diff"]
+        p = _p(r["p"])
+        if r.get("note"):
+            if r["note"] not in notes:
+                notes.append(r["note"])
+            p += " " + "³⁴⁵⁶⁷⁸⁹"[min(notes.index(r["note"]), 6)]
+        pairs = str(r["pairs"]) + (f" (+{r['unpaired']} unpaired)" if r.get("unpaired") else "")
         table.add_row(
             condition_label(r["condition"]),
             condition_label(r["baseline"]),
             r["metric"],
-            str(r["pairs"]),
+            pairs,
             str(r["nonzero"]),
             "—" if mean is None else f"{mean:+.2f}",
             _ci(r["ci"], 2),
             _num(r["w"], 1),
-            _p(r["p"]),
+            p,
         )
+    captions = []
+    seeds = {r.get("same_seed") for r in rows}
+    if seeds == {True}:
+        captions.append("each pair: one session, the same call seed under both conditions")
+    elif False in seeds:
+        captions.append(
+            "pairs share scenario and run but not the call seed (simulate --paired shares it)"
+        )
+    captions += [f"{'³⁴⁵⁶⁷⁸⁹'[min(i, 6)]} {n}" for i, n in enumerate(notes)]
+    if captions:
+        table.caption = "\n".join(captions)
+        table.caption_justify = "left"
     return table
 
 

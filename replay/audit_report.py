@@ -19,12 +19,23 @@ and the per-observation value: α ↔ each user turn's fillers + repetitions per
 words (turns with no words left out), β ↔ interruptions in each agent turn, γ ↔
 backchannels in each agent turn.
 
-**Paired tests against the baseline, by scenario.** A condition's baseline for a
+Each turn-taking row also carries the **negative control** beside the rates:
+mid-turn pauses per minute of agent speech before any action in the turn
+(:mod:`replay.audit_sessions`), which no dial can move, and the raw pause events,
+which cuts do move.
+
+**Paired tests against the baseline, by session.** A condition's baseline for a
 metric is the condition equal in every other field with the metric's dial at 0:
 interruptions ↔ β, backchannels ↔ γ, disfluencies (fillers + repetitions) ↔ α. The
-negative control, pause events, compares each condition with any dial above 0 to
-the condition with all dials at 0. Each scenario's value is the sum over its runs;
-scenarios present in both conditions are the pairs.
+negative control (pauses per minute of agent speech before any action) compares
+each condition with any dial above 0 to the condition with all dials at 0. A pair
+is one *session* under both conditions: the same :func:`~replay.audit_sessions.pair_key`
+(scenario · run · base seed, as logged), so 20 runs of one scenario are 20 pairs.
+A key seen twice within one condition cannot pair one to one: those sessions are
+left out and counted (``unpaired``). ``same_seed`` says whether every pair's call
+seeds agree (``cutin simulate --paired``: identical timings). Below
+:data:`MIN_PAIRS` pairs the row carries a ``note``: the smallest two-sided p the
+signed-rank test can give with ``n`` pairs is ``2 / 2**n``.
 """
 
 from __future__ import annotations
@@ -45,10 +56,14 @@ from replay.audit import (
     paired_test,
     ratio,
 )
-from replay.audit_sessions import DIALS, Behaviour, Conversation, condition_of
+from replay.audit_sessions import DIALS, PAIR_KEY_DOC, Behaviour, Conversation, condition_of
 
 Row = dict[str, Any]
 Key = tuple[tuple[str, str], ...]
+
+MIN_PAIRS = 6
+"""Fewer pairs than this and a two-sided signed-rank p cannot go below 0.05."""
+NEGATIVE_CONTROL = "pauses_per_min_before_action"
 
 # metric -> (dial, per-conversation value)
 _PAIRED: dict[str, tuple[str, Callable[[Conversation], float | None]]] = {
@@ -183,6 +198,21 @@ def _positions(values: Iterable[int]) -> dict[str, int]:
     return {str(k): out[k] for k in sorted(out)}
 
 
+def negative_control(convs: Sequence[Conversation]) -> Row:
+    """Pooled over the conversations: pauses per minute of agent speech before any
+    action, its counts, and the raw pause events."""
+    measured = [c for c in convs if c.pre_action_pauses is not None]
+    pauses = sum(c.pre_action_pauses or 0 for c in measured)
+    speech = sum(c.pre_action_speech_s or 0.0 for c in measured)
+    events = [c.pause_events for c in convs if c.pause_events is not None]
+    return {
+        "pause_events": sum(events) if events else None,
+        "pre_action_pauses": pauses if measured else None,
+        "pre_action_speech_s": round(speech, 3) if measured else None,
+        NEGATIVE_CONTROL: ratio(60.0 * pauses, speech) if measured else None,
+    }
+
+
 def turn_taking_rows(condition: dict[str, Any], convs: Sequence[Conversation]) -> list[Row]:
     """The condition's interruption and backchannel rows, then any shadow rows."""
     tt = [c for c in convs if c.turn_taking]
@@ -190,6 +220,7 @@ def turn_taking_rows(condition: dict[str, Any], convs: Sequence[Conversation]) -
         return []
     agent_turns = sum(c.agent_turns for c in tt)
     units = sorted({c.opportunity_unit for c in tt})
+    control = negative_control(tt)
     rows: list[Row] = []
     for name in ("interruption", "backchannel"):
         parts: list[Behaviour] = [
@@ -217,6 +248,7 @@ def turn_taking_rows(condition: dict[str, Any], convs: Sequence[Conversation]) -
                 "auto_events": sum(p.auto_events for p in parts),
                 "positions": _positions(positions),
                 "first_share": ratio(sum(1 for p in positions if p == 1), len(positions)),
+                **control,
             }
         )
     policies = sorted({name for c in tt for name in c.shadows})
@@ -296,16 +328,40 @@ def trend_rows(groups: Sequence[_Group], by: Sequence[str]) -> list[Row]:
     return rows
 
 
-def _by_scenario(
+def _by_session(
     convs: Sequence[Conversation], value: Callable[[Conversation], float | None]
-) -> dict[str, float]:
-    out: dict[str, float] = {}
+) -> tuple[dict[tuple[str, ...], tuple[float, int | None]], int]:
+    """Each session's value and call seed, by pair key; and how many sessions were
+    left out because their key is missing or seen twice in this condition."""
+    out: dict[tuple[str, ...], tuple[float, int | None]] = {}
+    twice: set[tuple[str, ...]] = set()
+    dropped = 0
     for c in convs:
         v = value(c)
-        if v is None or c.scenario is None:
+        key = c.pair_key
+        if v is None:
             continue
-        out[c.scenario] = out.get(c.scenario, 0.0) + v
-    return out
+        if key is None:
+            dropped += 1
+        elif key in out or key in twice:
+            twice.add(key)
+        else:
+            out[key] = (v, c.call_seed)
+    for key in twice:
+        out.pop(key, None)
+    dropped += sum(1 for c in convs if c.pair_key in twice and value(c) is not None)
+    return out, dropped
+
+
+def pairs_note(pairs: int) -> str | None:
+    """Why a p from this few pairs says little (None from :data:`MIN_PAIRS` on)."""
+    if pairs >= MIN_PAIRS:
+        return None
+    floor = 2.0 / 2.0**pairs
+    return (
+        f"only {pairs} pair{'s' if pairs != 1 else ''}: the smallest two-sided p a "
+        f"signed-rank test can give is {floor:.2g}; run more sessions (--runs)"
+    )
 
 
 def _paired_row(
@@ -317,25 +373,34 @@ def _paired_row(
     resamples: int,
     seed: int,
 ) -> Row | None:
-    t = _by_scenario(treatment.conversations, value)
-    b = _by_scenario(baseline.conversations, value)
+    t, t_out = _by_session(treatment.conversations, value)
+    b, b_out = _by_session(baseline.conversations, value)
     shared = sorted(set(t) & set(b))
     if not shared:
         return None
     test = paired_test(
-        [t[s] for s in shared], [b[s] for s in shared], resamples=resamples, seed=seed
+        [t[k][0] for k in shared], [b[k][0] for k in shared], resamples=resamples, seed=seed
+    )
+    seeds = [(t[k][1], b[k][1]) for k in shared]
+    same_seed = (
+        None if any(x is None or y is None for x, y in seeds) else all(x == y for x, y in seeds)
     )
     return {
         "test": "wilcoxon",
         "condition": treatment.condition,
         "baseline": baseline.condition,
         "metric": metric,
+        "paired_by": "session",
+        "pair_key": PAIR_KEY_DOC,
+        "same_seed": same_seed,
         "pairs": test.pairs,
+        "unpaired": (len(t) - len(shared)) + (len(b) - len(shared)) + t_out + b_out,
         "nonzero": test.nonzero,
         "mean_diff": test.mean_diff,
         "ci": _interval(test.ci),
         "w": test.w,
         "p": test.p,
+        "note": pairs_note(test.pairs),
     }
 
 
@@ -346,7 +411,7 @@ def paired_rows(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> list[Row]:
-    """Each condition against its baseline per metric, then the pause-event control."""
+    """Each condition against its baseline per metric, then the negative control."""
     index = {_key(g.condition): g for g in groups}
     dials = [d for d in DIALS if d in by]
     rows: list[Row] = []
@@ -375,10 +440,10 @@ def paired_rows(
         if base is None or base is g:
             continue
         row = _paired_row(
-            "pause_events",
+            NEGATIVE_CONTROL,
             g,
             base,
-            lambda c: None if c.pause_events is None else float(c.pause_events),
+            lambda c: c.pauses_per_minute_before_action,
             resamples=resamples,
             seed=seed,
         )
@@ -410,12 +475,16 @@ def build_report(
 
 
 __all__ = [
+    "MIN_PAIRS",
+    "NEGATIVE_CONTROL",
     "AuditReport",
     "Row",
     "build_report",
     "disfluency_row",
     "group",
+    "negative_control",
     "paired_rows",
+    "pairs_note",
     "trend_rows",
     "turn_taking_rows",
 ]

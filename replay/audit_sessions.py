@@ -23,7 +23,18 @@ Three sources, each read without I/O here (the caller loads files):
   pause);
 * *shadow* opportunities (``mode: shadow``) are tallied per policy with the same
   turn-end exclusion; their "actions" are the decisions they would have made;
-* *pause events* (``short_pause`` count) are the negative control of paired tests.
+* *pause events*: every ``short_pause`` (``pause_events``). They are no clean
+  negative control: a cut shortens the agent's turn and takes its later pauses
+  with it, so they fall as β rises;
+* *the negative control* is measured where no action can move it: in each agent
+  turn, up to its first action (automatic or manual interruption or backchannel;
+  the whole turn when there is none), the mid-turn pauses (``short_pause`` events
+  that did not grow into a turn end, at or before the action) and the seconds of
+  agent speech (the logged word timings, clipped at the action).
+  ``pre_action_pauses / pre_action_speech_s * 60`` is pauses per minute of agent
+  speech before any action;
+* *the session* a call is (:func:`pair_key`), so paired tests pair the same session
+  under two conditions.
 
 **τ2 trials** (:func:`from_trial`): see :mod:`replay.audit_tau2`.
 
@@ -46,6 +57,7 @@ from replay.counter import TurnCounts, count
 if TYPE_CHECKING:
     from replay.model import Trial
     from sessions.log import Session
+    from sessions.log.models import Event
 
 ALIASES: dict[str, str] = {
     "alpha": "tendencies.alpha",
@@ -107,6 +119,8 @@ class Conversation:
     interruptions: Behaviour = field(default_factory=Behaviour)
     backchannels: Behaviour = field(default_factory=Behaviour)
     pause_events: int | None = None
+    pre_action_pauses: int | None = None
+    pre_action_speech_s: float | None = None
     shadows: dict[str, Shadow] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -118,6 +132,52 @@ class Conversation:
     def dial(self, name: str) -> float | None:
         value = lookup(self.header, ALIASES.get(name, name))
         return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def pauses_per_minute_before_action(self) -> float | None:
+        """The negative control: mid-turn pauses per minute of agent speech before any
+        action in the turn (None without speech)."""
+        if self.pre_action_pauses is None or not self.pre_action_speech_s:
+            return None
+        return 60.0 * self.pre_action_pauses / self.pre_action_speech_s
+
+    @property
+    def pair_key(self) -> tuple[str, ...] | None:
+        return pair_key(self.header)
+
+    @property
+    def call_seed(self) -> int | None:
+        seed = lookup(self.header, "seeds.seed")
+        return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+PAIR_KEY_DOC = "scenario · run · base seed"
+"""What a paired test pairs, in words (the session as logged)."""
+
+
+def pair_key(header: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The session a conversation is, as its header logs it: the same key under two
+    conditions means the same session run under each (the paper's pairing).
+
+    * a ``cutin simulate`` call: scenario, run index and the batch's base seed
+      (``batch.run``, ``batch.seed``); with ``--paired`` the call seed is the same
+      too (:attr:`Conversation.call_seed`), so the timings are identical;
+    * any other cutin call: scenario and call seed (``seeds.seed``);
+    * a τ2 trial: task and trial number; a ``--texts`` conversation: its position.
+
+    None when there is no scenario to pair on."""
+    scenario = header.get("scenario")
+    if scenario is None:
+        return None
+    batch = header.get("batch")
+    if isinstance(batch, Mapping) and batch.get("run") is not None:
+        return ("session", str(scenario), str(batch["run"]), str(batch.get("seed", "")))
+    source = header.get("source")
+    if source == "tau2":
+        return ("tau2", str(scenario), str(header.get("trial")))
+    if source == "texts":
+        return ("texts", str(scenario))
+    return ("call", str(scenario), str(lookup(header, "seeds.seed")))
 
 
 def canonical_field(name: str) -> str:
@@ -224,7 +284,45 @@ def from_session(session: Session) -> Conversation:
     conv.interruptions.opportunities = conv.backchannels.opportunities = conv.opportunities
     conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in agent_turns]
     conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in agent_turns]
+    _pre_action(conv, session.events, grown)
     return conv
+
+
+def _pre_action(conv: Conversation, events: Sequence[Event], grown: set[int]) -> None:
+    """The negative control's counts (module docstring): per agent turn, up to its
+    first action, the mid-turn pauses and the seconds of agent speech."""
+    from sessions.log.models import AgentWords, Backchannel, Interruption, Opportunity, ShortPause
+
+    first_action: dict[int, float] = {}
+
+    def acted(turn: int, t: float) -> None:
+        first_action[turn] = min(t, first_action.get(turn, t))
+
+    for e in events:
+        if isinstance(e, Opportunity):
+            if e.mode != "shadow" and e.executed and e.decision in (INTERRUPT, BACKCHANNEL):
+                acted(e.turn, e.t)
+        elif isinstance(e, Interruption | Backchannel):
+            acted(e.turn, e.t)
+    pauses = 0
+    speech = 0.0
+    seen: set[tuple[int, int]] = set()
+    for e in events:
+        if isinstance(e, ShortPause):
+            if e.turn is None or e.index in grown:
+                continue
+            if e.t <= first_action.get(e.turn, float("inf")) + 1e-9:
+                pauses += 1
+        elif isinstance(e, AgentWords):
+            cutoff = first_action.get(e.turn, float("inf"))
+            for k, w in enumerate(e.words):
+                key = (e.turn, e.first_index + k)
+                if key in seen:
+                    continue  # a word reported twice counts once
+                seen.add(key)
+                speech += max(0.0, min(w.end, cutoff) - w.start)
+    conv.pre_action_pauses = pauses
+    conv.pre_action_speech_s = round(speech, 6)
 
 
 # ---- τ2 trials ----------------------------------------------------------------------
@@ -316,6 +414,7 @@ __all__ = [
     "ALIASES",
     "DEFAULT_BY",
     "DIALS",
+    "PAIR_KEY_DOC",
     "Behaviour",
     "Conversation",
     "Shadow",
@@ -325,6 +424,7 @@ __all__ = [
     "from_texts",
     "from_trial",
     "lookup",
+    "pair_key",
     "split_conversations",
     "tau2_header",
 ]

@@ -69,6 +69,11 @@ class CallSpec:
     words_per_minute: float
     batch: str
     """The batch's name (recorded in every header)."""
+    base_seed: int = 0
+    """The batch's ``--seed``: with the scenario and run it names the session, which
+    the audit pairs across conditions."""
+    paired: bool = False
+    """Planned with ``paired``: every condition of a session has the same call seed."""
 
     @property
     def stem(self) -> str:
@@ -80,7 +85,13 @@ class CallSpec:
 
     def batch_info(self) -> dict[str, object]:
         """What goes into ``header.batch``."""
-        return {"batch": self.batch, "condition": self.condition.as_dict(), "run": self.run}
+        return {
+            "batch": self.batch,
+            "condition": self.condition.as_dict(),
+            "run": self.run,
+            "seed": self.base_seed,
+            "paired": self.paired,
+        }
 
 
 def conditions(
@@ -145,7 +156,9 @@ def plan_batch(
             for condition in grid:
                 call_seed = derive_seed(seed, scenario, None if paired else condition, run)
                 wpm = speaking_rate(words_per_minute, rate_jitter, call_seed)
-                specs.append(CallSpec(scenario, condition, run, call_seed, wpm, batch))
+                specs.append(
+                    CallSpec(scenario, condition, run, call_seed, wpm, batch, seed, paired)
+                )
     return specs
 
 

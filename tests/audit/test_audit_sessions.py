@@ -236,17 +236,19 @@ def test_paired_tests_find_the_dial_at_zero_baseline(tmp_path: Path) -> None:
     assert row["mean_diff"] == pytest.approx(sum(d) / 6)
     assert row["p"] == pytest.approx(sps.wilcoxon(d).pvalue)
     assert row["w"] == 0.0
-    (control,) = [r for r in report.tests if r["metric"] == "pause_events"]
-    assert control["baseline"] == {"beta": 0.0}
+    assert row["paired_by"] == "session" and row["note"] is None and row["unpaired"] == 0
+    # These logs have no word timings: no speech to measure the negative control on.
+    assert not [r for r in report.tests if r["metric"] == "pauses_per_min_before_action"]
     (trend,) = [r for r in report.tests if r["test"] == "kendall_tau_b"]
     assert trend["field"] == "beta" and trend["levels"] == [0.0, 0.7]
     assert trend["tau_b"] > 0
 
 
-def test_runs_of_one_scenario_are_summed_before_pairing(tmp_path: Path) -> None:
+def test_two_sessions_with_one_key_are_left_out_not_summed(tmp_path: Path) -> None:
     counts = {(0.0, "a"): 0, (0.0, "b"): 1, (0.5, "a"): 2, (0.5, "b"): 2}
     folder = batch(tmp_path, counts)
-    # A second run of scenario "a" at β = 0.5.
+    # A second log of scenario "a" at β = 0.5 with the same (absent) seed: which of the
+    # two is the session that ran at β = 0 cannot be told, so neither pairs.
     extra: list[Event] = [
         AgentTurnStart(t=0.0, turn=0),
         pause(1.0, 0, 0),
@@ -257,8 +259,9 @@ def test_runs_of_one_scenario_are_summed_before_pairing(tmp_path: Path) -> None:
     convs, _ = load_conversations([folder])
     report = build_report(convs, ["beta"], resamples=50)
     (row,) = [r for r in report.tests if r["metric"] == "interruptions"]
-    assert row["pairs"] == 2
-    assert row["mean_diff"] == pytest.approx(((2 + 1 - 0) + (2 - 1)) / 2)
+    assert (row["pairs"], row["unpaired"]) == (1, 3)  # a@0.5 twice, a@0 alone
+    assert row["mean_diff"] == pytest.approx(2 - 1)
+    assert row["note"] is not None and "only 1 pair" in row["note"]
 
 
 def test_any_header_path_is_a_condition_field(crafted: Path) -> None:

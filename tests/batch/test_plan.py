@@ -63,6 +63,8 @@ def test_plan_covers_scenarios_conditions_runs_run_major() -> None:
         "batch": "b",
         "condition": {"alpha": 0.5, "beta": 0.0, "gamma": 0.0},
         "run": 1,
+        "seed": 0,
+        "paired": False,
     }
 
 
