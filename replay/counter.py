@@ -58,6 +58,20 @@ word without letters or digits (a lone dash) or of a stage direction ("[pause]")
 counts nothing (:func:`spoken_insertion_counts` sets those apart), and an insertion
 *inside* a multi-word direction ("[clears um, throat]") is silent too.
 
+**Sentence ends.** A repetition never pairs words across a sentence end: a token
+ending in ``.``, ``!`` or ``?`` (closing quotes and brackets after it allowed) ends
+its sentence, and the next token starts a new run ("Yes! Yes, I'm sure" and "No. No
+way" hold no repetition; "Yes, yes" does). An ellipsis (``...``, ``…``) is a trailing
+off, not a sentence end ("I... I think" is one repetition). A phrase repetition needs
+its four tokens in one sentence. An abbreviation ("Mr.") reads as a sentence end
+too: the counter cannot tell, and erring this way never invents a repetition.
+Injection keeps this: its fillers (``um,``), pauses and stems (``But-``) never end a
+sentence, and a stem sits before its word.
+
+**Control tokens** (τ2's ``###STOP###``, ``###TRANSFER###``, ``###OUT-OF-SCOPE###``)
+are instructions to the simulator, not speech: silent, like stage directions, and so
+is any token opening with ``###`` (a stem of one, "###STOP-", is a silent repetition).
+
 **Turn-initial filler**: the first spoken token of the turn that is not a cut
 filler is a filler ("um, yes", "um- um, yes").
 """
@@ -74,6 +88,10 @@ _SEPARATORS = re.compile(r"[\u2014\u2015]|-{2,}")
 # "[pause]", "[cough]", "[clears throat]": directions to a speech engine, not words.
 _DIRECTIONS = re.compile(r"\[[^\[\]]{0,40}\]")
 _FILLER = re.compile(r"u+m+|u+h+m*|e+r+m*")
+# τ2's control tokens ("###STOP###"): orchestration, never heard (see replay.tau2.control).
+CONTROL_TOKEN = re.compile(r"###([A-Z][A-Z_-]*)###")
+# A sentence ends at . ! ? (closing quotes/brackets may follow); "..." and "…" do not.
+_SENTENCE_END = re.compile(r"(?<![.\u2026])[.!?][\"'\u201d\u2019)\]]*$")
 _CUT_MARKS = ("-", "\u2010", "\u2011")
 
 
@@ -125,13 +143,13 @@ class TurnCounts:
 
 
 def _heard(token: str) -> bool:
-    return not token.startswith("[") and any(c.isalnum() for c in token)
+    return not token.startswith(("[", "###")) and any(c.isalnum() for c in token)
 
 
 def _groups(text: str) -> list[tuple[str, list[str]]]:
     """Each whitespace token with the spoken tokens it splits into at its dashes."""
     out: list[tuple[str, list[str]]] = []
-    for raw in _DIRECTIONS.sub(" ", text).split():
+    for raw in _DIRECTIONS.sub(" ", CONTROL_TOKEN.sub(" ", text)).split():
         out.append((raw, [p for p in _SEPARATORS.sub(" ", raw).split() if _heard(p)]))
     return out
 
@@ -201,8 +219,11 @@ def count(text: str) -> TurnCounts:
     # of the sequence. Whether a filler follows cannot matter: "um- um," reads the
     # same whether the stem or the filler was added.
     stutters = [filled[i] and cuts[i] and not whole_stem[i] for i in range(n)]
+    ends = [_SENTENCE_END.search(t) is not None for t in tokens]
     adjacent = separated = 0
     collapsed: list[str] = []  # one key per run of repeats: what the phrase form reads
+    in_sentence: list[int] = []  # the sentence each run is in (runs never cross one)
+    sentence = 0
     prev_key, prev_cut, gap = "", False, False
     for i in range(n):
         if whole_stem[i]:
@@ -211,9 +232,11 @@ def count(text: str) -> TurnCounts:
         if fillers[i] or stutters[i]:
             adjacent += stutters[i]
             gap = True
+            sentence += ends[i]
             continue
         key = keys[i]
-        if collapsed and _joins(prev_key, prev_cut, key):
+        same_sentence = bool(in_sentence) and in_sentence[-1] == sentence
+        if collapsed and same_sentence and _joins(prev_key, prev_cut, key):
             if gap:
                 separated += 1
             else:
@@ -221,12 +244,14 @@ def count(text: str) -> TurnCounts:
             collapsed[-1] = key
         else:
             collapsed.append(key)
+            in_sentence.append(sentence)
         prev_key, prev_cut, gap = key, cuts[i], False
+        sentence += ends[i]
     phrase = 0
     j = 0
     while j + 3 < len(collapsed):
         a, b, c, d = collapsed[j : j + 4]
-        if a == c and b == d and a != b:
+        if a == c and b == d and a != b and in_sentence[j] == in_sentence[j + 3]:
             phrase += 1
             j += 2
         else:
@@ -291,6 +316,7 @@ def spoken_insertion_counts(
 
 
 __all__ = [
+    "CONTROL_TOKEN",
     "InsertionCounts",
     "InsertionLike",
     "TurnCounts",

@@ -9,10 +9,7 @@ disfluency counter never counts them.
 
 from __future__ import annotations
 
-import re
-
-TOKEN = re.compile(r"###\s*([A-Z][A-Z_-]*)\s*###")
-"""A control token, as τ2 writes it (the name in capitals between ``###``)."""
+from replay.counter import CONTROL_TOKEN as TOKEN
 
 EVENTS: dict[str, tuple[str, str]] = {
     "STOP": ("hang_up", "hang-up"),

@@ -161,6 +161,12 @@ _EXTRA = [
     "are you are you",
     "—",
     "...",
+    "Yes!",
+    "yes.",
+    "No.",
+    "no?",
+    "I...",
+    "###STOP###",
 ]
 
 
@@ -231,6 +237,7 @@ def test_silent_repetitions_are_set_apart() -> None:
 _HOSTILE = [
     "a", "b", "A", "a-", "b,", "ab-", "a?", "—a", "a—b", "b—a", "a—b—a", "a—um", "um—a",
     "um,", "um-", "uh", "uh—", "—uh-", "—", "b--a", "[pause]", "[p", "x1", "q@r",
+    "a.", "b!", "A?", "a...", "b…", 'a."', "a.—b", "um.", "###STOP###",
 ]  # fmt: skip
 
 
@@ -241,3 +248,56 @@ _HOSTILE = [
 def test_agreement_holds_on_hostile_texts(words: list[str], alpha: float) -> None:
     got, want = diff_and_metadata(" ".join(words), alpha)
     assert got == want
+
+
+# ---- sentence ends (issue 14: "Yes! Yes," is not a repetition) ----------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yes! Yes, I'm sure.",
+        "No. No way.",
+        "Okay? Okay.",
+        'He said "go." Go now.',
+        "Right. um, Right, so.",
+        "are you. are you",
+        "What?! What?",
+        "Thanks.—thanks",
+    ],
+)
+def test_no_repetition_across_a_sentence_end(text: str) -> None:
+    assert count(text).repetitions == 0, text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Yes, yes, I'm sure.", (1, 0, 0)),
+        ("I... I think so.", (1, 0, 0)),
+        ("I… I think so.", (1, 0, 0)),
+        ("Yes! Yes- Yes, sure.", (1, 0, 0)),  # the stem repeats the second sentence's word
+        ("No. No, no, no.", (2, 0, 0)),
+        ("are you are you sure?", (0, 0, 1)),
+    ],
+)
+def test_repetitions_within_a_sentence_still_count(
+    text: str, expected: tuple[int, int, int]
+) -> None:
+    c = count(text)
+    assert (c.adjacent, c.filler_separated, c.phrase) == expected, text
+
+
+def test_injection_never_creates_or_hides_a_sentence_end() -> None:
+    # Every sentence-final word of these turns can get a stem, a filler or a pause
+    # before it; the difference must still be exactly what was injected.
+    texts = ["Yes! Yes, that is right.", "No. No. I said no.", "Okay? Okay. Okay!"] * 200
+    for k, text in enumerate(texts):
+        got, want = diff_and_metadata(f"{text} {k}", 1.0)
+        assert got == want, text
+
+
+def test_control_tokens_are_not_words() -> None:
+    assert count("###STOP###") == TurnCounts()
+    assert count("Thank you! ###STOP###").words == 2
+    assert count("###TRANSFER### ###TRANSFER###").repetitions == 0
