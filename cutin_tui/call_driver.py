@@ -23,7 +23,7 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from controls.tendencies import Tendencies
 from sessions.agents.base import Agent, Message
@@ -38,6 +38,7 @@ from sessions.scenarios import Scenario, load_scenario
 from sessions.speech_clock import SpeakingStyle
 
 if TYPE_CHECKING:
+    from sessions.call.remote_loop import RemoteCallLoop
     from sessions.llm_client import LLMConfig
     from sessions.simulator import UserSimulator
 
@@ -62,7 +63,9 @@ class CallOptions:
     sessions_dir: Path | None = None
     """Where the log goes; None means don't record (tests of the screen alone)."""
     agent: str = "scripted"
-    """scripted (the scenario's script, offline) | openai (any OpenAI-compatible endpoint)."""
+    """scripted (the scenario's script, offline) | openai (any OpenAI-compatible endpoint)
+    | twilio:ws://... (a black-box agent over Twilio Media Streams) | realtime (OpenAI
+    Realtime speech-to-speech)."""
     base_url: str | None = None
     model: str | None = None
     agent_prompt: Path | None = None
@@ -111,7 +114,7 @@ class CallOptions:
 class CallDriver:
     """One call, its log, and the event queue the screen drains."""
 
-    loop: CallLoop
+    loop: CallLoop | RemoteCallLoop
     scenario: Scenario
     recorder: Recorder | None = None
     simulator: UserSimulator | None = None
@@ -163,8 +166,13 @@ class CallDriver:
         return out
 
     @property
-    def voice(self) -> Voice:
+    def voice(self) -> Voice | Any:
         return self.loop.voice
+
+    @property
+    def line(self) -> Any:
+        """The line to a black-box agent (None for a simulated agent)."""
+        return getattr(self.loop, "line", None)
 
     @property
     def recording_path(self) -> Path | None:
@@ -233,7 +241,7 @@ class RealtimeDriver(CallDriver):
 
     def __init__(
         self,
-        loop: CallLoop,
+        loop: CallLoop | RemoteCallLoop,
         scenario: Scenario,
         recorder: Recorder | None,
         simulator: UserSimulator | None = None,
@@ -375,6 +383,10 @@ def open_call(options: CallOptions, *, virtual: bool = False) -> CallDriver:
     run (its message names the fix); nothing runs until the driver is started. A
     voice call's devices are open (playing silence) when this returns."""
     scenario = load_scenario(options.scenario)
+    from sessions.lines.factory import is_line_agent
+
+    if is_line_agent(options.agent):
+        return _open_remote_call(options, scenario, virtual=virtual)
     spec = options.voice_spec()
     voice = build_voice(
         spec, style=SpeakingStyle(words_per_minute=options.words_per_minute), realtime=not virtual
@@ -407,3 +419,53 @@ def _record_audio(voice: Voice, recorder: Recorder) -> None:
 
     if isinstance(voice, AudioVoice):
         voice.record_to(CallRecording(recording_path(recorder.path)))
+
+
+def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool) -> CallDriver:
+    """A call to a black-box agent: check the local parts, dial, then start the log."""
+    from sessions.call.recording import CallRecording, recording_path
+    from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+    from sessions.settings import Settings
+
+    settings = Settings()
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    instructions = scenario.agent.system_prompt or None
+    if options.agent_prompt is not None:
+        instructions = options.agent_prompt.read_text(encoding="utf-8")
+    spec = RemoteSpec(
+        agent=options.agent,
+        base_url=options.base_url or settings.openai_base_url,
+        model=options.model,
+        api_key=key,
+        instructions=instructions,
+        stt=options.stt,
+        vad=options.vad,
+        words_per_minute=round(options.words_per_minute),
+        cache_dir=settings.cache_dir,
+    )
+    config = CallConfig(
+        scenario=scenario,
+        tendencies=options.tendencies,
+        seed=options.seed,
+        style=SpeakingStyle(words_per_minute=options.words_per_minute),
+        auto_interrupt=options.auto_interrupt,
+        auto_backchannel=options.auto_backchannel,
+    )
+    loop = build_remote_loop(spec, config, virtual=virtual)
+    recorder = None
+    try:
+        if options.sessions_dir is not None:
+            recorder = Recorder.create(
+                options.sessions_dir,
+                config,
+                spec.agent_info(scenario.agent.name),
+                speech=spec.speech_info(),
+                policy="rules",
+            )
+            loop.recording = CallRecording(recording_path(recorder.path))
+    except BaseException:
+        loop.voice.close()
+        raise
+    if virtual:
+        return VirtualDriver(loop, scenario, recorder, None)
+    return RealtimeDriver(loop, scenario, recorder, None)

