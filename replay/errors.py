@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from sessions.safe_files import FileError
 
-class LoadError(ValueError):
+
+class LoadError(FileError):
     """A file or directory that cannot be loaded; the message names it and says
     what was expected instead."""
 

@@ -17,7 +17,6 @@ the trial carries a warning.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,17 @@ from replay.tau2_import import (
     load_simulation_file,
 )
 from sessions.log.reader import LogError, read_session
+from sessions.safe_files import (
+    FileError,
+    JsonSyntaxError,
+    clean_strings,
+    decode_text,
+    parse_json,
+    read_bytes,
+)
+
+_WRITE_BACK = frozenset({"source"})
+"""Trial fields that name a file cutin appends to (``cutin judge``): never rewritten."""
 
 EXPECTED = (
     'expected a cutin session log (.jsonl whose line 1 has "schema": "cutin.session/1"), '
@@ -50,9 +60,14 @@ def load_path(path: Path | str, *, skip_bad: bool = False) -> Batch:
     p = Path(path)
     if not p.exists():
         raise LoadError(f"{p}: no such file or directory")
-    if p.is_dir():
-        return _load_dir(p, skip_bad=skip_bad)
-    return _load_file(p)
+    try:
+        if p.is_dir():
+            return _load_dir(p, skip_bad=skip_bad)
+        return _load_file(p)
+    except LoadError:
+        raise
+    except FileError as exc:  # from the safe reader or the log reader
+        raise LoadError(str(exc)) from None
 
 
 def load_batch(paths: Iterable[Path | str], *, skip_bad: bool = False) -> Batch:
@@ -76,12 +91,18 @@ def load_log(path: Path | str) -> Trial:
         session = read_session(path)
     except LogError as exc:
         raise LoadError(str(exc)) from None
-    return trial_from_session(session)
+    # A log keeps its text exactly (it is appended to and rewritten by nobody); what
+    # is shown of it never carries a control character (sessions.safe_files).
+    trial = trial_from_session(session)
+    clean_strings(trial, keep=_WRITE_BACK)
+    return trial
 
 
 def session_files(folder: Path) -> list[Path]:
-    """Session logs below ``folder`` (sidecars excluded), in path order."""
-    return sorted(p for p in Path(folder).rglob("*.jsonl") if p.is_file() and not is_sidecar(p))
+    """Session logs below ``folder`` (sidecars excluded), in path order. Anything
+    named ``*.jsonl`` that is not a directory is listed, so that a FIFO or device
+    among the logs is reported when read rather than passed over in silence."""
+    return sorted(p for p in Path(folder).rglob("*.jsonl") if not p.is_dir() and not is_sidecar(p))
 
 
 def recent_sessions(folder: Path | str, limit: int = 20) -> list[Path]:
@@ -122,25 +143,27 @@ def _load_dir(folder: Path, *, skip_bad: bool) -> Batch:
     return batch
 
 
-def _first_line(raw: bytes) -> Any:
+def _first_line(raw: bytes, p: Path) -> Any:
     end = raw.find(b"\n")
     line = raw if end < 0 else raw[:end]
     if not line.strip().startswith(b"{"):
         return None
     try:
-        return json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        return parse_json(line.decode("utf-8"), str(p), line=1)
+    except JsonSyntaxError:
+        return None
+    except UnicodeDecodeError:
         return None
 
 
 def _load_file(p: Path) -> Batch:
     try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise LoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        raw = read_bytes(p)
+    except FileError as exc:
+        raise LoadError(str(exc)) from None
     if not raw.strip():
         raise LoadError(f"{p}: empty file; {EXPECTED}")
-    head = _first_line(raw)
+    head = _first_line(raw, p)
     one_line = b"\n" not in raw.rstrip()
     if isinstance(head, dict) and "schema" in head:
         if head.get("schema") == SIDECAR_SCHEMA:
@@ -174,9 +197,9 @@ def _load_file(p: Path) -> Batch:
 
 def _parse_whole(p: Path, raw: bytes) -> Any:
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{p}: neither a JSONL session log nor JSON ({exc}); {EXPECTED}") from None
+        return parse_json(decode_text(raw, p), str(p))
+    except JsonSyntaxError as exc:
+        raise LoadError(f"{exc} (neither a JSONL session log nor JSON); {EXPECTED}") from None
 
 
 def _unique(items: Iterable[str]) -> list[str]:

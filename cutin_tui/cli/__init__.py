@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from cutin_tui import __version__
+from sessions.safe_files import FileError, terminal_line
 
 # (name, module, one-line help). Order is the order shown in --help.
 COMMANDS: list[tuple[str, str, str]] = [
@@ -72,8 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(module_name)
         result: int = module.run(args)
         return result
-    except CliError as exc:
-        print(f"cutin: {exc}", file=sys.stderr)
+    except (CliError, FileError) as exc:
+        # A usage or input problem, or a file cutin cannot use (sessions.safe_files):
+        # one line each (text from a file never reaches the terminal raw), exit 2.
+        for line in str(exc).splitlines() or [""]:
+            print(f"cutin: {terminal_line(line)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

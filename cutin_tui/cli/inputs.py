@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
+from sessions.safe_files import terminal_line
 
 if TYPE_CHECKING:
     from replay.model import Batch
@@ -27,4 +28,4 @@ def load_inputs(paths: Iterable[Path | str], *, skip_bad: bool = False) -> Batch
 def print_warnings(warnings: Iterable[str]) -> None:
     """One ``cutin: warning:`` line on stderr per warning."""
     for warning in warnings:
-        print(f"cutin: warning: {warning}", file=sys.stderr)
+        print(f"cutin: warning: {terminal_line(warning)}", file=sys.stderr)

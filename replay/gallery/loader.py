@@ -7,7 +7,6 @@ as ``<file>: field '<field>': <what is wrong>``.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -16,6 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from replay.gallery.model import GalleryEntry, GalleryError, scenario_defaults
+from sessions.safe_files import FileError, parse_toml, read_text
 from sessions.scenarios import Scenario, ScenarioError, load_scenario
 
 _DATA = "replay.gallery.data"
@@ -38,9 +38,9 @@ def _format(where: str, exc: ValidationError, prefix: str = "") -> str:
 def parse_entry(text: str, where: str) -> GalleryEntry:
     """Validate one entry's TOML text; ``where`` names it in errors."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise GalleryError(f"{where}: not valid TOML: {exc}") from None
+        data = parse_toml(text, where)
+    except FileError as exc:
+        raise GalleryError(str(exc)) from None
     inline = data.get("scenario")
     if isinstance(inline, dict):
         # Validated on its own first, so its errors read 'scenario.agent.turns', not
@@ -66,9 +66,13 @@ def parse_entry(text: str, where: str) -> GalleryEntry:
 def load_entry(path: str | Path) -> GalleryEntry:
     """One entry file by path."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise GalleryError(f"{p}: no such gallery file")
-    return parse_entry(p.read_text(encoding="utf-8"), str(p))
+    try:
+        text = read_text(p)
+    except FileError as exc:
+        raise GalleryError(str(exc)) from None
+    return parse_entry(text, str(p))
 
 
 def shipped_entries() -> list[GalleryEntry]:

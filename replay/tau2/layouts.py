@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,9 @@ from typing import Any
 from replay.errors import LoadError
 from replay.model import Trial
 from replay.tau2.simulation import trial_from_simulation
+from replay.tau2_checks import check_results, check_simulation
+from sessions.safe_files import FileError
+from sessions.safe_files import read_json as _safe_read_json
 
 SIMULATIONS_DIR = "simulations"
 RESULTS_FILE = "results.json"
@@ -35,14 +37,11 @@ def is_simulation(data: Any) -> bool:
 
 
 def read_json(path: Path) -> Any:
+    """A JSON file through :mod:`sessions.safe_files` (regular file, UTF-8, limits)."""
     try:
-        text = path.read_bytes()
-    except OSError as exc:
-        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{path}: not valid JSON ({exc})") from None
+        return _safe_read_json(path)
+    except FileError as exc:
+        raise LoadError(str(exc)) from None
 
 
 def load_results_file(path: Path, data: Mapping[str, Any]) -> list[Trial]:
@@ -102,16 +101,22 @@ def load_simulation_file(path: Path, sim: Mapping[str, Any]) -> list[Trial]:
     """A lone simulation file; its results.json (if beside ``simulations/``) gives context."""
     info: Mapping[str, Any] = {}
     tasks: Sequence[Any] = []
+    notes: list[str] = []
     meta_path = path.parent.parent / RESULTS_FILE
     if path.parent.name == SIMULATIONS_DIR and meta_path.is_file():
         meta = read_json(meta_path)
         if is_results(meta):
+            meta, notes = check_results(meta, str(meta_path))
             info = meta.get("info") or {}
             tasks = meta.get("tasks") or []
-    return [trial_from_simulation(sim, info=info, tasks=_tasks_by_id(tasks), source=str(path))]
+    checked, warnings = check_simulation(sim, str(path))
+    trial = trial_from_simulation(checked, info=info, tasks=_tasks_by_id(tasks), source=str(path))
+    trial.warnings.extend([*notes, *warnings])
+    return [trial]
 
 
 def trials_from_results(meta: Mapping[str, Any], sims: Sequence[Any], source: str) -> list[Trial]:
+    meta, notes = check_results(meta, source)
     info = meta.get("info") if isinstance(meta.get("info"), Mapping) else {}
     tasks = _tasks_by_id(meta.get("tasks") or [])
     trials = []
@@ -121,7 +126,11 @@ def trials_from_results(meta: Mapping[str, Any], sims: Sequence[Any], source: st
                 f'{source}: simulation {i} is not a τ2 simulation (expected "id", '
                 f'"task_id" and "messages" or "ticks")'
             )
-        trials.append(trial_from_simulation(sim, info=info or {}, tasks=tasks, source=source))
+        place: tuple[str | int, ...] = () if "_file" in sim else ("simulations", i)
+        checked, warnings = check_simulation(sim, str(sim.get("_file") or source), place)
+        trial = trial_from_simulation(checked, info=info or {}, tasks=tasks, source=source)
+        trial.warnings.extend([*notes, *warnings])
+        trials.append(trial)
     return trials
 
 

@@ -301,11 +301,13 @@ _KNOWN = TypeAdapter(KnownEvent)
 
 
 def parse_event(data: dict[str, Any]) -> Event:
-    """Validate one event line's object. Raises pydantic's ValidationError."""
+    """Validate one event line's object. Raises pydantic's ValidationError. Strict:
+    a known field of the wrong type (``true`` for a time, ``5`` for a text) is an
+    error, never silently coerced."""
     if data.get("type") in KNOWN_TYPES:
-        event: Event = _KNOWN.validate_python(data)
+        event: Event = _KNOWN.validate_python(data, strict=True)
         return event
-    return UnknownEvent.model_validate(data)
+    return UnknownEvent.model_validate(data, strict=True)
 
 
 __all__ = ["ValidationError"]

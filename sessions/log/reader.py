@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,11 +17,19 @@ from sessions.log.models import (
     TurnEnd,
     parse_event,
 )
+from sessions.safe_files import (
+    FileError,
+    JsonSyntaxError,
+    decode_text,
+    fix_surrogates,
+    parse_json,
+    read_bytes,
+)
 
 E = TypeVar("E")
 
 
-class LogError(ValueError):
+class LogError(FileError):
     """A log that cannot be read; the message names the file and line."""
 
 
@@ -69,7 +76,7 @@ def parse_header(data: Any, where: str) -> Header:
             f"this cutin reads {SCHEMA_NAME}/{SCHEMA_VERSION}"
         )
     try:
-        return Header.model_validate(data)
+        return Header.model_validate(data, strict=True)
     except ValidationError as exc:
         raise LogError(f"{where}: bad header: {_short_error(exc)}") from None
 
@@ -80,20 +87,23 @@ def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
     naming file and line, unless ``skip_bad`` (then a warning)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise LogError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    text = raw.decode("utf-8", errors="replace")
-    lines = text.split("\n")
-    torn_tail = not text.endswith("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines or not lines[0].strip():
+        raw = read_bytes(path)
+    except FileError as exc:
+        raise LogError(str(exc)) from None
+    torn_tail = not raw.endswith(b"\n")
+    chunks = raw.split(b"\n")
+    if chunks and chunks[-1] == b"":
+        chunks.pop()
+    if not chunks or not chunks[0].strip():
         raise LogError(f"{path}: empty file, expected a cutin session log")
     try:
-        head = json.loads(lines[0])
-    except json.JSONDecodeError:
+        first = decode_text(chunks[0], f"{path}", clean=fix_surrogates)
+        head = parse_json(first, str(path), line=1, strings=fix_surrogates)
+    except JsonSyntaxError:
         raise LogError(f"{path}:1: not a cutin session log (line 1 is not JSON)") from None
+    except FileError as exc:
+        raise LogError(f"{path}:1: not a cutin session log ({_after_place(str(exc))})") from None
+    lines = chunks
     header = parse_header(head, f"{path}:1")
     events: list[Event] = []
     warnings: list[LogWarning] = []
@@ -102,7 +112,7 @@ def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
         if not line.strip():
             continue
         try:
-            events.append(_parse_line(line))
+            events.append(_parse_line(line, str(path), lineno))
         except (ValueError, ValidationError) as exc:
             detail = _short_error(exc) if isinstance(exc, ValidationError) else str(exc)
             if isinstance(exc, _CutShort) and lineno < last:
@@ -123,16 +133,29 @@ class _CutShort(ValueError):
     """The line is the start of a JSON object that a crash cut off."""
 
 
-def _parse_line(line: str) -> Event:
+def _after_place(message: str) -> str:
+    """A FileError's message without its leading ``file:line:col: ``."""
+    return message.split(": ", 1)[1] if ": " in message else message
+
+
+def _parse_line(raw: bytes, where: str, lineno: int) -> Event:
+    body = raw.rstrip()
     try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        body = line.rstrip()
-        if body.startswith("{") and (
-            exc.pos >= len(body) or exc.msg.startswith("Unterminated string")
+        line = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if body.startswith(b"{") and exc.reason == "unexpected end of data":
+            raise _CutShort("cut short (in a UTF-8 character)") from None
+        raise ValueError(f"not UTF-8 text (byte {exc.start + 1}: {exc.reason})") from None
+    try:
+        data = parse_json(line, where, line=lineno, strings=fix_surrogates)
+    except JsonSyntaxError as exc:
+        if line.startswith("{") and (
+            exc.pos >= len(line) or exc.msg.startswith("Unterminated string")
         ):
             raise _CutShort(f"cut short ({exc.msg})") from None
         raise ValueError(f"not JSON ({exc.msg})") from None
+    except FileError as exc:
+        raise ValueError(_after_place(str(exc))) from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     if "type" not in data or "t" not in data:

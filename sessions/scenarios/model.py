@@ -7,8 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from sessions.safe_files import FileError
 
-class ScenarioError(ValueError):
+
+class ScenarioError(FileError):
     """A scenario that cannot be used; the message names the file and the field."""
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from importlib import resources
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from sessions.safe_files import FileError, clean_text, parse_toml, read_text
 from sessions.scenarios.model import Scenario, ScenarioError
 
 _DATA = "sessions.scenarios.data"
@@ -25,15 +25,15 @@ def _format_error(where: str, exc: ValidationError) -> str:
     lines = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{where}: field '{loc}': {err['msg']}")
+        lines.append(f"{where}: field '{clean_text(loc)}': {err['msg']}")
     return "\n".join(lines)
 
 
 def parse_scenario(text: str, where: str) -> Scenario:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{where}: not valid TOML: {exc}") from None
+        data = parse_toml(text, where)
+    except FileError as exc:
+        raise ScenarioError(str(exc)) from None
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
@@ -47,9 +47,13 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     text_name = str(name_or_path)
     path = Path(text_name)
     if path.suffix == ".toml" or path.exists():
-        if not path.is_file():
+        if not path.exists():
             raise ScenarioError(f"{path}: no such scenario file")
-        return parse_scenario(path.read_text(encoding="utf-8"), str(path))
+        try:
+            text = read_text(path)
+        except FileError as exc:
+            raise ScenarioError(str(exc)) from None
+        return parse_scenario(text, str(path))
     if text_name in shipped_scenario_names():
         res = resources.files(_DATA) / f"{text_name}.toml"
         return parse_scenario(res.read_text(encoding="utf-8"), f"{text_name} (shipped)")

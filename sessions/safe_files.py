@@ -1,0 +1,436 @@
+"""The one boundary every file cutin reads goes through.
+
+Session logs, τ2-bench results and simulations, verdict sidecars, scenario and
+gallery TOML, positions files and text files are all read here first, so that a
+hostile or broken file gives one clear error instead of a traceback, a hang or a
+NaN further on:
+
+* **regular files only**: a directory, FIFO, socket or device (``/dev/zero``) is
+  refused before it is opened, and files are opened non-blocking, so nothing waits
+  on a writer that never comes;
+* **a size cap** (:data:`MAX_BYTES`), checked on the size and again while reading;
+* **strict UTF-8** (a UTF-8 BOM is allowed); UTF-16/32 and undecodable bytes are
+  reported with the line and column;
+* **JSON with limits**: nesting depth (:data:`MAX_DEPTH`), integer literals of at
+  most :data:`MAX_INT_DIGITS` digits, no ``NaN``/``Infinity`` and no number that
+  overflows to infinity;
+* **clean text**: a lone UTF-16 surrogate becomes U+FFFD, and control characters
+  other than newline and tab become their visible Control Pictures (ESC → ␛), so no
+  escape sequence from a file ever reaches a terminal, a report or a screen.
+
+Every problem is a :class:`FileError` whose message names the file, the place in it
+(``path:line:column`` and/or a JSON path such as ``$.simulations[3].duration``) and
+what is wrong. Loaders' own error types derive from it, and the command line
+catches it once: one line on stderr, exit status 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 512 * 1024 * 1024
+"""Largest file cutin reads (512 MiB; a two-hour session log is a few MiB)."""
+MAX_DEPTH = 64
+"""Deepest JSON/TOML nesting accepted (real τ2 files nest about 10 deep)."""
+MAX_INT_DIGITS = 30
+"""Longest integer literal accepted (a 64-bit seed has 20 digits)."""
+
+MAX_ABS_FLOAT = 1e18
+"""Largest magnitude of a non-integer number: sums and squares of such numbers stay
+finite, so nothing downstream turns a file's number into inf or NaN."""
+
+_CHUNK = 1 << 20
+
+
+class FileError(ValueError):
+    """A file cutin cannot use. The message is one line naming the file, the place
+    in it and what is wrong."""
+
+
+# ---------------------------------------------------------------- text cleaning
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    ch = match.group()
+    code = ord(ch)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␀ … ␟
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return "\ufffd"  # C1 controls (0x80-0x9f) have no picture
+
+
+def clean_text(text: str) -> str:
+    """``text`` without anything a terminal would act on: control characters other
+    than newline and tab shown as Control Pictures (ESC → ␛, CR → ␍; CR LF → LF),
+    C1 controls and lone surrogates as U+FFFD."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_picture, text.replace("\r\n", "\n"))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def fix_surrogates(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates (which no UTF-8 output can hold) as U+FFFD,
+    and nothing else changed: for files that are written back, such as session logs."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def clean_strings(obj: Any, *, keep: frozenset[str] = frozenset()) -> Any:
+    """Apply :func:`clean_text` to every string inside ``obj`` (dataclasses, dicts,
+    lists, in place; tuples and strings are rebuilt) and return it. Dataclass fields
+    named in ``keep`` (file paths a program writes back to) are left alone."""
+    if isinstance(obj, str):
+        return clean_text(obj)
+    seen: set[int] = set()
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            for key, value in list(node.items()):
+                fixed = _cleaned(value, stack)
+                if fixed is not value:
+                    node[key] = fixed
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                fixed = _cleaned(value, stack)
+                if fixed is not value:
+                    node[i] = fixed
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            for f in dataclasses.fields(node):
+                if f.name in keep:
+                    continue
+                value = getattr(node, f.name)
+                fixed = _cleaned(value, stack)
+                if fixed is not value:
+                    object.__setattr__(node, f.name, fixed)
+    return obj
+
+
+def _cleaned(value: Any, stack: list[Any]) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, tuple):
+        return tuple(_cleaned(v, stack) for v in value)
+    if isinstance(value, dict | list) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        stack.append(value)
+    return value
+
+
+def terminal_line(text: str) -> str:
+    """One line for a terminal: :func:`clean_text`, and newlines shown as ␤."""
+    return clean_text(text).replace("\n", "\u2424")
+
+
+# ---------------------------------------------------------------- reading
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _strerror(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def read_bytes(path: Path | str, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``max_bytes``)."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        raise FileError(f"{p}: cannot read: {_strerror(exc)}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise FileError(f"{p}: cannot read: {_kind(st.st_mode)}, not a regular file")
+    if st.st_size > max_bytes:
+        raise FileError(f"{p}: too large ({st.st_size:,} bytes; the limit is {max_bytes:,})")
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise FileError(f"{p}: cannot read: {_strerror(exc)}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the check
+            raise FileError(f"{p}: cannot read: not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > max_bytes:
+                raise FileError(f"{p}: too large (over {max_bytes:,} bytes)")
+            chunks.append(chunk)
+    except OSError as exc:
+        raise FileError(f"{p}: cannot read: {_strerror(exc)}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def read_head(path: Path | str, limit: int = 4096) -> bytes:
+    """Up to ``limit`` bytes of the first line of a regular file; ``b""`` for anything
+    that is not one or cannot be read (for sniffing what a file is)."""
+    p = Path(path)
+    try:
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            return b""
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return b""
+    try:
+        head = os.read(fd, limit)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+    end = head.find(b"\n")
+    return head if end < 0 else head[:end]
+
+
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def decode_text(raw: bytes, where: Path | str, *, clean: Callable[[str], str] = clean_text) -> str:
+    """Strict UTF-8 (an initial BOM is dropped), then ``clean`` (:func:`clean_text`)."""
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            raise FileError(f"{where}: {name} text; cutin reads UTF-8 (re-save the file as UTF-8)")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        hint = ""
+        if raw[:200].count(b"\x00") > 10:
+            hint = " (NUL bytes: UTF-16 without a BOM?)"
+        raise FileError(
+            f"{where}:{line}:{col}: not UTF-8 text: byte 0x{raw[exc.start]:02x} "
+            f"({exc.reason}){hint}"
+        ) from None
+    return clean(text)
+
+
+def read_text(path: Path | str, *, max_bytes: int = MAX_BYTES) -> str:
+    """A regular UTF-8 text file, cleaned (see :func:`clean_text`)."""
+    return decode_text(read_bytes(path, max_bytes=max_bytes), path)
+
+
+# ---------------------------------------------------------------- JSON and TOML
+class JsonSyntaxError(FileError):
+    """Text that is not JSON; ``pos`` and ``msg`` are those of the decoder's error."""
+
+    def __init__(self, message: str, pos: int, msg: str) -> None:
+        super().__init__(message)
+        self.pos = pos
+        self.msg = msg
+
+
+class _Bad(ValueError):
+    def __init__(self, message: str, literal: str) -> None:
+        super().__init__(message)
+        self.literal = literal
+
+
+def _place(text: str, literal: str, where: str, line: int | None) -> str:
+    """``where:line:col`` of the first occurrence of ``literal`` (best effort)."""
+    pos = text.find(literal)
+    if pos < 0:
+        return f"{where}:{line}" if line is not None else where
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    if line is None:
+        line = text.count("\n", 0, pos) + 1
+    return f"{where}:{line}:{col}"
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Bad(f"{name} is not a number cutin accepts (only finite numbers)", name)
+
+
+def _bounded_int(literal: str) -> int:
+    digits = len(literal.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _Bad(f"integer with {digits:,} digits (at most {MAX_INT_DIGITS})", literal[:64])
+    return int(literal)
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not abs(value) <= MAX_ABS_FLOAT:
+        raise _Bad(f"number {literal[:40]} is out of range (|x| ≤ {MAX_ABS_FLOAT:g})", literal)
+    return value
+
+
+def json_path(parts: tuple[str | int, ...]) -> str:
+    """``("simulations", 3, "duration")`` → ``$.simulations[3].duration``."""
+    out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return out
+
+
+def check_tree(value: Any, where: str, *, strings: Callable[[str], str] = clean_text) -> Any:
+    """Walk a parsed JSON/TOML value without recursion: nesting at most
+    :data:`MAX_DEPTH`, numbers finite, integers bounded, strings (values and keys)
+    passed through ``strings``. Returns the value; containers are fixed in place."""
+
+    def fix(v: Any, path: tuple[str | int, ...]) -> Any:
+        if isinstance(v, str):
+            return strings(v)
+        if isinstance(v, float) and not abs(v) <= MAX_ABS_FLOAT:
+            raise FileError(f"{where}: {json_path(path)}: {v} is not a finite number in range")
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**MAX_INT_DIGITS:
+            raise FileError(f"{where}: {json_path(path)}: integer too large")
+        return v
+
+    root = fix(value, ())
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise FileError(f"{where}: {json_path(path[:8])}…: nested deeper than {MAX_DEPTH}")
+        if isinstance(node, dict):
+            if any(strings(k) != k for k in node):
+                cleaned = {strings(k): v for k, v in node.items()}
+                node.clear()
+                node.update(cleaned)
+            for key, child in node.items():
+                fixed = fix(child, (*path, key))
+                if fixed is not child:
+                    node[key] = fixed
+                if isinstance(fixed, dict | list):
+                    stack.append((fixed, (*path, key)))
+        elif isinstance(node, list):
+            for i, child in enumerate(node):
+                fixed = fix(child, (*path, i))
+                if fixed is not child:
+                    node[i] = fixed
+                if isinstance(fixed, dict | list):
+                    stack.append((fixed, (*path, i)))
+    return root
+
+
+def _needs_walk(text: str) -> bool:
+    """Cheap pre-check: a value can only be nested too deep, hold a control
+    character or a surrogate (always escaped in valid JSON) when the text allows it."""
+    return "\\" in text or text.count("[") + text.count("{") > MAX_DEPTH
+
+
+def parse_json(
+    text: str,
+    where: str,
+    *,
+    line: int | None = None,
+    strings: Callable[[str], str] = clean_text,
+) -> Any:
+    """Parse ``text`` (one JSON document, or one JSONL line when ``line`` is given)
+    under the limits above; every string goes through ``strings``. ``where`` is the
+    file, for messages."""
+    at = f"{where}:{line}" if line is not None else where
+    try:
+        value = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_int=_bounded_int,
+            parse_float=_finite_float,
+        )
+    except json.JSONDecodeError as exc:
+        place = f"{at}:{exc.colno}" if line is not None else f"{where}:{exc.lineno}:{exc.colno}"
+        raise JsonSyntaxError(f"{place}: not valid JSON: {exc.msg}", exc.pos, exc.msg) from None
+    except _Bad as exc:
+        raise FileError(f"{_place(text, exc.literal, where, line)}: {exc}") from None
+    except RecursionError:
+        raise FileError(f"{at}: JSON nested deeper than {MAX_DEPTH}") from None
+    except ValueError as exc:  # e.g. int() digit limits
+        raise FileError(f"{at}: bad number: {exc}") from None
+    if isinstance(value, dict | list) and _needs_walk(text):
+        value = check_tree(value, at, strings=strings)
+    return value
+
+
+def read_json(path: Path | str, *, max_bytes: int = MAX_BYTES) -> Any:
+    """A regular UTF-8 file holding one JSON document, checked as :func:`parse_json`."""
+    return parse_json(read_text(path, max_bytes=max_bytes), str(path))
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML under the same limits (TOML allows ``inf`` and ``nan``; cutin does not)."""
+    try:
+        data = tomllib.loads(clean_text(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise FileError(f"{where}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise FileError(f"{where}: TOML nested deeper than {MAX_DEPTH}") from None
+    except ValueError as exc:  # int() digit limits
+        raise FileError(f"{where}: bad number: {exc}") from None
+    checked: dict[str, Any] = check_tree(data, where)
+    return checked
+
+
+def iter_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a JSONL text, 1-based; the empty string after a
+    final newline is not a line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    yield from enumerate(lines, start=1)
+
+
+__all__ = [
+    "MAX_ABS_FLOAT",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "FileError",
+    "JsonSyntaxError",
+    "check_tree",
+    "clean_strings",
+    "clean_text",
+    "decode_text",
+    "fix_surrogates",
+    "iter_lines",
+    "json_path",
+    "parse_json",
+    "parse_toml",
+    "read_bytes",
+    "read_head",
+    "read_json",
+    "read_text",
+    "terminal_line",
+]
