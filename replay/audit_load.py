@@ -13,6 +13,7 @@ from pathlib import Path
 
 from replay.audit_sessions import Conversation, from_session, from_trial, split_conversations
 from replay.errors import LoadError
+from sessions.safe_files import FileError, read_head, read_text
 
 
 def _is_session_log(path: Path) -> bool:
@@ -20,12 +21,7 @@ def _is_session_log(path: Path) -> bool:
 
     if path.suffix != ".jsonl" or is_sidecar(path):
         return False
-    try:
-        with path.open("rb") as fh:
-            head = fh.readline(4096)
-    except OSError:
-        return False
-    return b'"cutin.session/' in head
+    return b'"cutin.session/' in read_head(path)
 
 
 def load_conversations(
@@ -74,11 +70,9 @@ def read_texts(path: Path | str) -> list[list[str]]:
     """A text file of user turns: one per line, a blank line between conversations."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise LoadError(f"{p}: not UTF-8 text ({exc.reason})") from None
+        text = read_text(p)
+    except FileError as exc:
+        raise LoadError(str(exc)) from None
     conversations = split_conversations(text.splitlines())
     if not conversations:
         raise LoadError(f"{p}: no user turns (one per line, blank line between conversations)")

@@ -6,9 +6,46 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from replay.errors import LoadError
 from replay.positions import SCHEMA, Position
+from sessions.safe_files import FileError, iter_lines, parse_json, read_text
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class _HistoryLine(_Line):
+    role: Literal["user", "assistant"]
+    content: str
+    truncated: bool = False
+
+
+class _PositionLine(_Line):
+    """The types of one positions line (checked before :meth:`Position.from_dict`)."""
+
+    schema_: Literal["cutin.positions/1"] = Field(alias="schema")
+    id: str
+    conversation: str
+    source: str = ""
+    scenario: str | None = None
+    turn: int = Field(ge=0, le=10**6)
+    system: str
+    history: list[_HistoryLine]
+    reply: str
+    extra: dict[str, Any] | None = None
+
+
+def _why(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    if first.get("type") == "missing":
+        return f"missing field {loc!r}"
+    return f"field {loc!r}: {first.get('msg', 'invalid')}" if loc else str(first.get("msg"))
 
 
 def write_positions(path: Path, positions: Iterable[Position]) -> int:
@@ -26,19 +63,24 @@ def write_positions(path: Path, positions: Iterable[Position]) -> int:
 def read_positions(path: Path) -> list[Position]:
     """Every position in ``path``; a bad line is a :class:`LoadError` naming it."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise LoadError(f"{path}: {exc.strerror or exc}") from None
+        text = read_text(path)
+    except FileError as exc:
+        raise LoadError(str(exc)) from None
     out: list[Position] = []
     seen: set[str] = set()
-    for i, line in enumerate(lines, start=1):
+    for i, line in iter_lines(text):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = parse_json(line, str(path), line=i)
             if not isinstance(data, dict) or data.get("schema") != SCHEMA:
                 raise ValueError(f'not a position (expected "schema": "{SCHEMA}")')
+            _PositionLine.model_validate(data)
             position = Position.from_dict(data)
+        except FileError as exc:
+            raise LoadError(str(exc)) from None
+        except ValidationError as exc:
+            raise LoadError(f"{path}:{i}: {_why(exc)}") from None
         except KeyError as exc:
             raise LoadError(f"{path}:{i}: missing field {exc}") from None
         except (ValueError, TypeError) as exc:

@@ -23,6 +23,7 @@ from replay.model import Trial
 from replay.session_import import log_verdict, verdict_from_log
 from sessions.log.models import Verdict as LogVerdict
 from sessions.log.writer import append_events
+from sessions.safe_files import FileError, JsonSyntaxError, parse_json, read_bytes, read_head
 
 SIDECAR_SCHEMA = "cutin.verdicts/1"
 SIDECAR_SUFFIX = ".cutin-verdicts.jsonl"
@@ -45,14 +46,10 @@ def sidecar_source(path: Path) -> Path:
 
 
 def _header(path: Path) -> dict[str, Any]:
+    first = read_head(path, 64 * 1024)
     try:
-        with path.open("rb") as fh:
-            first = fh.readline()
-    except OSError as exc:
-        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        header = json.loads(first)
-    except json.JSONDecodeError:
+        header = parse_json(first.decode("utf-8"), str(path), line=1)
+    except (FileError, UnicodeDecodeError):
         header = None
     if not isinstance(header, dict) or header.get("schema") != SIDECAR_SCHEMA:
         raise LoadError(
@@ -89,24 +86,36 @@ def merge_sidecar(path: Path, trials: list[Trial]) -> list[str]:
     _header(path)
     by_id = {t.id: t for t in trials}
     warnings: list[str] = []
-    lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+    try:
+        lines = read_bytes(path).split(b"\n")
+    except FileError as exc:
+        raise LoadError(str(exc)) from None
     torn = bool(lines[-1])
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+    bad: list[int] = []
+    for lineno, raw in enumerate(lines[1:], start=2):
+        if not raw.strip():
             continue
         try:
-            data = json.loads(line)
-            event = LogVerdict.model_validate(data)
-        except (json.JSONDecodeError, ValidationError):
-            last = lineno == len(lines)
-            what = "truncated last line ignored" if last and torn else "bad line skipped"
-            warnings.append(f"{path}:{lineno}: {what}")
+            data = parse_json(raw.decode("utf-8"), str(path), line=lineno)
+            event = LogVerdict.model_validate(data, strict=True)
+        except (FileError, UnicodeDecodeError, ValidationError) as exc:
+            if (
+                lineno == len(lines)
+                and torn
+                and isinstance(exc, JsonSyntaxError | UnicodeDecodeError)
+            ):
+                warnings.append(f"{path}:{lineno}: truncated last line ignored")
+            else:
+                bad.append(lineno)
             continue
         trial = by_id.get(str(data.get("trial")))
         if trial is None:
             warnings.append(f"{path}:{lineno}: no trial {data.get('trial')!r} in the τ2 input")
             continue
         trial.verdicts.append(verdict_from_log(event, trial))
+    if bad:
+        shown = ", ".join(str(n) for n in bad[:5]) + (", …" if len(bad) > 5 else "")
+        warnings.append(f"{path}: skipped {len(bad)} bad line(s) (line {shown})")
     return warnings
 
 
