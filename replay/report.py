@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -192,8 +193,13 @@ def _metric_rows(metrics: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 # ---------------------------------------------------------------- Markdown
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
 def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>").replace("*", "\\*")
+    """Text from a file as inert Markdown: no HTML (``<``, ``>`` and ``&`` as entities),
+    no emphasis, links, code or table cells of its own; newlines as ``<br>``."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False)).replace("\n", "<br>")
 
 
 def _placeholder(t: Turn) -> str:
