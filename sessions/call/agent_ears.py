@@ -42,7 +42,7 @@ class AgentEars:
         self.transcriber = transcriber
         self.inline = inline
         self.every_s = every_s
-        self._heard = HeardSoFar(transcriber) if transcriber is not None else None
+        self._heard: HeardSoFar | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._job: Future[list[TimedWord]] | None = None
         self._lock = threading.Lock()
@@ -58,12 +58,14 @@ class AgentEars:
         return float(self.vad.run(frame.reshape(1, -1))[0])
 
     def start_turn(self, t0: float, lead: Audio | None = None) -> None:
-        """A new agent turn whose audio starts at ``t0`` (``lead``: its first samples)."""
-        self.wait()
+        """A new agent turn whose audio starts at ``t0`` (``lead``: its first samples).
+
+        Each turn has its own buffer, so the previous turn's final transcription can
+        still be running on the worker while this one is heard."""
         self._turn_speech_s = 0.0
         self._transcribed_speech_s = 0.0
-        if self._heard is not None:
-            self._heard.start_turn(t0)
+        if self.transcriber is not None:
+            self._heard = HeardSoFar(self.transcriber, t0=t0)
             if lead is not None and lead.size:
                 self._heard.push(lead)
 
@@ -99,29 +101,35 @@ class AgentEars:
         except Exception as exc:  # an STT failure must not end the call: log, estimate
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return []
-        self._transcribed_speech_s = speech_s
+        if heard is self._heard:  # not a turn that has ended meanwhile
+            self._transcribed_speech_s = speech_s
         return words
-
-    def wait(self) -> None:
-        job = self._job
-        if job is not None:
-            job.result()
 
     def words(self) -> list[TimedWord]:
         """The newest transcript of the turn so far (may lag the audio)."""
         return list(self._heard.words) if self._heard is not None else []
 
-    def final_words(self) -> list[TimedWord]:
-        """Transcribe the whole turn now (blocking) and return its words."""
-        if self._heard is None:
-            return []
-        self.wait()
-        if self._heard.pending_seconds > 0:
-            self._run(self._heard, self._turn_speech_s)
-        words = self.words()
-        self._words_total += len(words)
-        self._speech_total_s += self._turn_speech_s
-        return words
+    def close_turn(self) -> Future[list[TimedWord]]:
+        """The turn is over: its whole transcript, as a future (done at once when inline).
+
+        Counted into this agent's speaking rate when it completes."""
+        heard, speech_s = self._heard, self._turn_speech_s
+        self._heard = None
+
+        def final() -> list[TimedWord]:
+            words = self._run(heard, speech_s) if heard is not None else []
+            self._words_total += len(words)
+            self._speech_total_s += speech_s
+            return words
+
+        if self.inline or heard is None:
+            done: Future[list[TimedWord]] = Future()
+            done.set_result(final())
+            return done
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="cutin-agent-stt")
+            return self._pool.submit(final)
 
     @property
     def turn_speech_s(self) -> float:

@@ -121,6 +121,17 @@ class _Turn:
 
 
 @dataclass
+class _Closing:
+    """An agent turn that has ended, waiting for its final transcript."""
+
+    turn: _Turn
+    t: float
+    end_t: float
+    speech_s: float
+    words: Future[list[TimedWord]]
+
+
+@dataclass
 class _Pending:
     """Caller speech waiting for its synthesis (and, for a turn, for the floor)."""
 
@@ -186,6 +197,7 @@ class RemoteCallLoop:
         self._user_turns = 0
         self._opportunities = 0
         self._pending: list[_Pending] = []
+        self._closing: list[_Closing] = []
         self._queued: list[tuple[str, str]] = []
         self._watches: list[YieldWatch] = []
         self._last_caller_end: float | None = None
@@ -281,6 +293,8 @@ class RemoteCallLoop:
             if self.ended:
                 return
         self._watch_frame(t, t1, speaking=speaking, caller_active=caller_was_active)
+        if self._closing:
+            self._flush_closing()
         self._caller_frame(t1)
         self._silence_watchdog(t1)
         self.t = t1
@@ -448,36 +462,55 @@ class RemoteCallLoop:
     def _close_turn(self, turn: _Turn, t: float, silence_start: float) -> None:
         # Watches still waiting on this silence are decided by it (it is a turn end).
         self._watch_frame(t, t, speaking=False, caller_active=self.caller.active)
-        words = self.ears.final_words()
-        for err in self.ears.errors:
-            self.emit(ErrorEvent(t=round(t, 6), where="stt", message=err))
-        self.ears.errors.clear()
-        self._report_words(turn, words, final=True)
-        text = " ".join(w.word for w in words)
-        cut_word = None
-        if turn.cut_t is not None:
-            cut_word = sum(1 for w in words if w.end <= turn.cut_t + 1e-9)
         end = self.tape.last_sound(silence_start - 0.3, silence_start + 0.064)
-        self.emit(
-            AgentTurnEnd(
-                t=round(t, 6),
-                turn=turn.index,
-                text=text,
-                spoken=text,
-                interrupted=turn.interrupted,
-                cut_t=turn.cut_t,
-                cut_word=cut_word,
-                stop_t=turn.stop_t,
-                talk_over_s=round(turn.talk_over_s, 4),
-                speech_s=round(self.ears.turn_speech_s, 4),
-                end_t=round(end if end is not None else silence_start, 6),
-            )
+        closing = _Closing(
+            turn,
+            round(t, 6),
+            round(end if end is not None else silence_start, 6),
+            round(self.ears.turn_speech_s, 4),
+            self.ears.close_turn(),
         )
-        if text:
-            self.history.append(Message("assistant", text, truncated=turn.interrupted))
+        self._closing.append(closing)
         self._turn = None
         if self.user is not None and not self._queued and not self._pending:
             self._caller_due = t + self.config.scenario.user.response_latency_s
+        self._flush_closing()
+
+    def _flush_closing(self, *, wait: bool = False) -> None:
+        """Log the turns whose final transcript is ready (all of them with ``wait``)."""
+        while self._closing and (wait or self._closing[0].words.done()):
+            c = self._closing.pop(0)
+            try:
+                words = c.words.result()
+            except Exception as exc:
+                self.emit(ErrorEvent(t=c.t, where="stt", message=str(exc)))
+                words = []
+            for err in self.ears.errors:
+                self.emit(ErrorEvent(t=c.t, where="stt", message=err))
+            self.ears.errors.clear()
+            turn = c.turn
+            self._report_words(turn, words, final=True)
+            text = " ".join(w.word for w in words)
+            cut_word = None
+            if turn.cut_t is not None:
+                cut_word = sum(1 for w in words if w.end <= turn.cut_t + 1e-9)
+            self.emit(
+                AgentTurnEnd(
+                    t=c.t,
+                    turn=turn.index,
+                    text=text,
+                    spoken=text,
+                    interrupted=turn.interrupted,
+                    cut_t=turn.cut_t,
+                    cut_word=cut_word,
+                    stop_t=turn.stop_t,
+                    talk_over_s=round(turn.talk_over_s, 4),
+                    speech_s=c.speech_s,
+                    end_t=c.end_t,
+                )
+            )
+            if text:
+                self.history.append(Message("assistant", text, truncated=turn.interrupted))
 
     # ---- decisions --------------------------------------------------------------------
 
@@ -768,24 +801,19 @@ class RemoteCallLoop:
         self.end_reason = reason
         turn = self._turn
         if turn is not None:
+            # Hung up mid-turn: the turn ends here (not cut by the caller unless it was).
             self._watch_frame(self.t, self.t, speaking=True, caller_active=False)
-            words = self.ears.final_words()
-            self._report_words(turn, words, final=True)
-            text = " ".join(w.word for w in words)
-            self.emit(
-                AgentTurnEnd(
-                    t=round(self.t, 6),
-                    turn=turn.index,
-                    text=text,
-                    spoken=text,
-                    interrupted=turn.interrupted,
-                    cut_t=turn.cut_t,
-                    stop_t=turn.stop_t,
-                    talk_over_s=round(turn.talk_over_s, 4),
-                    speech_s=round(self.ears.turn_speech_s, 4),
+            self._closing.append(
+                _Closing(
+                    turn,
+                    round(self.t, 6),
+                    round(self.t, 6),
+                    round(self.ears.turn_speech_s, 4),
+                    self.ears.close_turn(),
                 )
             )
             self._turn = None
+        self._flush_closing(wait=True)
         self.emit(EndEvent(t=round(self.t, 6), reason=reason))
         with contextlib.suppress(Exception):
             self.line.close()
