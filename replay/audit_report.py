@@ -27,8 +27,9 @@ which cuts do move.
 **Paired tests against the baseline, by session.** A condition's baseline for a
 metric is the condition equal in every other field with the metric's dial at 0:
 interruptions ↔ β, backchannels ↔ γ, disfluencies (fillers + repetitions) ↔ α. The
-negative control (pauses per minute of agent speech before any action) compares
-each condition with any dial above 0 to the condition with all dials at 0. A pair
+negative control (pauses per minute of agent speech before any action) and the raw
+pause events (which a cut moves: it takes the rest of the turn's pauses with it)
+compare each condition with any dial above 0 to the condition with all dials at 0. A pair
 is one *session* under both conditions: the same :func:`~replay.audit_sessions.pair_key`
 (scenario · run · base seed, as logged), so 20 runs of one scenario are 20 pairs.
 A key seen twice within one condition cannot pair one to one: those sessions are
@@ -439,16 +440,14 @@ def paired_rows(
         base = baseline_of(g.condition, active)
         if base is None or base is g:
             continue
-        row = _paired_row(
-            NEGATIVE_CONTROL,
-            g,
-            base,
-            lambda c: c.pauses_per_minute_before_action,
-            resamples=resamples,
-            seed=seed,
-        )
-        if row is not None:
-            rows.append(row)
+        controls: list[tuple[str, Callable[[Conversation], float | None]]] = [
+            (NEGATIVE_CONTROL, lambda c: c.pauses_per_minute_before_action),
+            ("pause_events", lambda c: None if c.pause_events is None else float(c.pause_events)),
+        ]
+        for metric, value in controls:
+            row = _paired_row(metric, g, base, value, resamples=resamples, seed=seed)
+            if row is not None:
+                rows.append(row)
     return rows
 
 

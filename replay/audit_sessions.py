@@ -28,11 +28,15 @@ Three sources, each read without I/O here (the caller loads files):
   with it, so they fall as β rises;
 * *the negative control* is measured where no action can move it: in each agent
   turn, up to its first action (automatic or manual interruption or backchannel;
-  the whole turn when there is none), the mid-turn pauses (``short_pause`` events
-  that did not grow into a turn end, at or before the action) and the seconds of
-  agent speech (the logged word timings, clipped at the action).
+  the whole turn when there is none), the agent's 200 ms silences (``short_pause``
+  events at or before the action, the one that ends the turn included) and the
+  seconds of agent speech (the logged word timings, clipped at the action).
   ``pre_action_pauses / pre_action_speech_s * 60`` is pauses per minute of agent
-  speech before any action;
+  speech before any action. Every window ends on a silence that is counted (the
+  pause acted at, or the turn's own end), so a window cut short by an action and a
+  whole turn measure the same thing: speech stretches per minute. (Counting only
+  mid-turn pauses would not: a whole turn ends on an uncounted stretch, a cut
+  window on a counted pause, and the rate would rise with β by construction.);
 * *the session* a call is (:func:`pair_key`), so paired tests pair the same session
   under two conditions.
 
@@ -284,13 +288,13 @@ def from_session(session: Session) -> Conversation:
     conv.interruptions.opportunities = conv.backchannels.opportunities = conv.opportunities
     conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in agent_turns]
     conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in agent_turns]
-    _pre_action(conv, session.events, grown)
+    _pre_action(conv, session.events)
     return conv
 
 
-def _pre_action(conv: Conversation, events: Sequence[Event], grown: set[int]) -> None:
+def _pre_action(conv: Conversation, events: Sequence[Event]) -> None:
     """The negative control's counts (module docstring): per agent turn, up to its
-    first action, the mid-turn pauses and the seconds of agent speech."""
+    first action, the 200 ms silences and the seconds of agent speech."""
     from sessions.log.models import AgentWords, Backchannel, Interruption, Opportunity, ShortPause
 
     first_action: dict[int, float] = {}
@@ -309,7 +313,7 @@ def _pre_action(conv: Conversation, events: Sequence[Event], grown: set[int]) ->
     seen: set[tuple[int, int]] = set()
     for e in events:
         if isinstance(e, ShortPause):
-            if e.turn is None or e.index in grown:
+            if e.turn is None:
                 continue
             if e.t <= first_action.get(e.turn, float("inf")) + 1e-9:
                 pauses += 1

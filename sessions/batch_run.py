@@ -26,12 +26,13 @@ from sessions.call.loop import CallLoop, InterruptionText
 from sessions.call.policy import TurnTakingPolicy
 from sessions.call.recorder import Recorder, make_header
 from sessions.call.users import ScriptedUser, UserProvider
-from sessions.call.voice import Voice
+from sessions.call.voice import TextVoice, Voice
 from sessions.log.models import AgentInfo, Header, SpeechInfo
 from sessions.log.reader import LogError, read_session
 from sessions.log.writer import new_session_id
 from sessions.policies.factory import close_policy
 from sessions.scenarios.model import Scenario
+from sessions.scenarios.profile import AgentProfile, agent_style, load_profile
 from sessions.speech_clock import SpeakingStyle
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class RunOptions:
     each call's audio is kept as ``<stem>.wav`` beside its log)."""
     max_seconds: float | None = None
     """Virtual seconds after which a call is ended (``time_limit``); default: the config's."""
+    agent_profile: str | None = None
+    """An agent profile (shipped name or TOML path) for every scenario; default: each
+    scenario's own ``agent.profile``, if any (:mod:`sessions.scenarios.profile`)."""
 
 
 class CallStatus(StrEnum):
@@ -114,6 +118,16 @@ def call_config(spec: CallSpec, scenario: Scenario) -> CallConfig:
     )
 
 
+def profile_name(scenario: Scenario, options: RunOptions) -> str | None:
+    """The agent profile a call of ``scenario`` runs with (as the header records it)."""
+    return options.agent_profile or scenario.agent.profile
+
+
+def _profile(scenario: Scenario, options: RunOptions) -> AgentProfile | None:
+    name = profile_name(scenario, options)
+    return None if name is None else load_profile(name)
+
+
 def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str | None:
     """The first planned setting the header disagrees with, as 'field: logged vs planned'."""
     c = spec.condition
@@ -132,6 +146,8 @@ def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str
         ("shadow", header.shadow, options.shadow),
         ("user", batch.get("user"), options.user),
     ]
+    if options.agent_profile is not None:
+        pairs.append(("agent profile", batch.get("agent_profile"), options.agent_profile))
     if options.agent != "scripted" and options.model is not None:
         pairs.append(("model", header.agent.model, options.model))
     if options.user != "scripted" and options.model is not None:
@@ -183,7 +199,10 @@ def _make_agent(scenario: Scenario, spec: CallSpec, options: RunOptions) -> tupl
     if options.agent == "scripted":
         from sessions.agents.scripted import ScriptedAgent
 
-        return ScriptedAgent(scenario), agent_info(scenario, options)
+        profile = _profile(scenario, options)
+        words = profile.turn_words if profile is not None else []
+        scripted = ScriptedAgent(scenario, turn_words=words, seed=spec.seed)
+        return scripted, agent_info(scenario, options)
     if options.agent == "openai":
         from sessions.agents.openai_agent import OpenAIAgent
 
@@ -234,6 +253,9 @@ def _header(
     spec: CallSpec, config: CallConfig, info: AgentInfo, options: RunOptions, caller: _Caller
 ) -> Header:
     batch: dict[str, object] = {**spec.batch_info(), "user": options.user}
+    profile = profile_name(config.scenario, options)
+    if profile is not None:
+        batch["agent_profile"] = profile
     if caller.model is not None:
         batch["user_model"] = caller.model
     return make_header(
@@ -262,9 +284,14 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _make_voice(config: CallConfig, options: RunOptions, wav: Path) -> Voice | None:
-    """The call's voice for ``--speech`` (None: the text clock), recording to ``wav``."""
+    """The call's voice for ``--speech`` (None: the plain text clock), recording to ``wav``.
+    On the text clock an agent profile times the agent's turns (the caller keeps the
+    call's style)."""
     if options.speech == "text":
-        return None
+        profile = _profile(config.scenario, options)
+        if profile is None:
+            return None
+        return TextVoice(config.style, agent_style=agent_style(profile, config.style))
     from sessions.call.audio_voice import AudioVoice
     from sessions.call.recording import CallRecording
     from sessions.call.voice_setup import VoiceSpec, build_audio_voice

@@ -5,12 +5,17 @@ punctuation. Sentence ends pause 300–450 ms (long enough to be a 200 ms short
 pause, short of a 500 ms turn end); commas and dashes pause 60–150 ms (below the
 short-pause trigger). Durations carry a small seeded jitter, so the same text and
 seed always give the same timings.
+
+A style may instead carry quantile tables (an agent profile,
+:mod:`sessions.scenarios.profile`): then each track draws its speaking rate from
+``rate_q`` and every sentence-end and comma pause from ``sentence_pause_q`` /
+``comma_pause_q``, on the same seeded generator.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 SENTENCE_END = (".", "!", "?", '."', '?"', '!"')
 SHORT_BREAK = (",", ";", ":", "—", "–", "-")
@@ -30,6 +35,12 @@ class SpeakingStyle:
     comma_pause: tuple[float, float] = (0.06, 0.15)
     dash_pause: tuple[float, float] = (0.12, 0.18)
     jitter: float = 0.10
+    rate_q: tuple[float, ...] = ()
+    """Quantiles of the words per minute, drawn once per track (empty: ``words_per_minute``)."""
+    sentence_pause_q: tuple[float, ...] = ()
+    """Quantiles of the pause after a sentence end (empty: uniform in ``sentence_pause``)."""
+    comma_pause_q: tuple[float, ...] = ()
+    """Quantiles of the pause after a comma (empty: uniform in ``comma_pause``)."""
 
     def __post_init__(self) -> None:
         if not 60.0 <= self.words_per_minute <= 400.0:
@@ -40,10 +51,24 @@ def _pause_after(word: str, style: SpeakingStyle, rng: random.Random) -> float:
     if word == "—":
         return rng.uniform(*style.dash_pause)
     if word.endswith(SENTENCE_END):
+        if style.sentence_pause_q:
+            return draw_quantile(style.sentence_pause_q, rng)
         return rng.uniform(*style.sentence_pause)
     if word.endswith(SHORT_BREAK):
+        if style.comma_pause_q:
+            return draw_quantile(style.comma_pause_q, rng)
         return rng.uniform(*style.comma_pause)
     return 0.0
+
+
+def draw_quantile(quantiles: tuple[float, ...] | list[float], rng: random.Random) -> float:
+    """A value from the distribution a quantile table describes (values at evenly
+    spaced probabilities 0 .. 1), by linear interpolation at a uniform draw."""
+    if len(quantiles) == 1:
+        return float(quantiles[0])
+    pos = rng.random() * (len(quantiles) - 1)
+    i = int(pos)
+    return float(quantiles[i] + (pos - i) * (quantiles[i + 1] - quantiles[i]))
 
 
 def word_duration(word: str, style: SpeakingStyle, rng: random.Random) -> float:
@@ -70,6 +95,9 @@ class SpeechTrack:
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
+        if self.style.rate_q:
+            wpm = round(draw_quantile(self.style.rate_q, self._rng), 1)
+            self.style = replace(self.style, words_per_minute=wpm, rate_q=())
 
     def add_text(self, text: str, now: float, *, final: bool = False) -> list[TimedWord]:
         """Plan the complete words in ``text`` (a streamed chunk) after what is planned."""

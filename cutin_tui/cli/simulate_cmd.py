@@ -119,6 +119,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         "espeak-ng on the virtual clock, its 200 ms pauses found by VAD on the agent's audio, "
         "both sides kept as <stem>.wav beside the log (no audio device needed)",
     )
+    p.add_argument(
+        "--agent-profile",
+        metavar="NAME|FILE",
+        help="time every scenario's agent turns by an agent profile (TOML quantiles of "
+        "speaking rate, sentence and comma pauses, words per turn; shipped: tau2-voice, "
+        "measured on τ2-bench agents); default: the scenario's agent.profile, if any",
+    )
     p.add_argument("--wpm", type=float, help="base speaking rate (default from settings, 165)")
     p.add_argument(
         "--rate-jitter",
@@ -257,6 +264,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         shadow=args.shadow,
         speech=args.speech,
         max_seconds=args.max_seconds,
+        agent_profile=args.agent_profile,
     )
 
 
@@ -264,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
     from sessions.batch import RATE_JITTER_DEFAULT, PlanError, conditions, plan_batch
     from sessions.batch_run import BatchMismatch, CallStatus, run_batch
     from sessions.scenarios import ScenarioError, load_scenario, shipped_scenario_names
+    from sessions.scenarios.profile import load_profile
     from sessions.settings import load_settings
 
     _check_available(args)
@@ -273,6 +282,10 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     try:
         loaded = [load_scenario(s) for s in (args.scenario or shipped_scenario_names())]
+        for sc in loaded:
+            name = args.agent_profile or sc.agent.profile
+            if name is not None:
+                load_profile(name)  # a bad profile fails before the batch starts
     except ScenarioError as exc:
         raise CliError(str(exc).splitlines()[0]) from None
     scenarios = {sc.name: sc for sc in loaded}

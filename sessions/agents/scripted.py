@@ -7,10 +7,13 @@ tells it what the caller never heard, which it can re-offer.
 
 from __future__ import annotations
 
+import random
 import re
+from collections.abc import Sequence
 
 from sessions.agents.base import Message, ReplyStream
 from sessions.scenarios.model import Scenario
+from sessions.speech_clock import draw_quantile
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _REOFFER = "Sorry, to finish what I was saying:"
@@ -30,21 +33,52 @@ def unspoken_sentences(planned: str, spoken: str) -> list[str]:
     return out
 
 
-class ScriptedAgent:
-    """Plays ``scenario.agent.turns`` in order, choosing variants on the user's words."""
+def with_extra(text: str, extra: list[str], target_words: float) -> str:
+    """``text`` with the ``extra`` sentences, in order, put before its last sentence,
+    as many as keep the turn within ``target_words`` words."""
+    if not extra:
+        return text
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s]
+    words = len(text.split())
+    added: list[str] = []
+    for sentence in extra:
+        n = len(sentence.split())
+        if words + n > target_words:
+            break
+        added.append(sentence.strip())
+        words += n
+    if not added:
+        return text
+    return " ".join([*sentences[:-1], *added, sentences[-1]])
 
-    def __init__(self, scenario: Scenario) -> None:
+
+class ScriptedAgent:
+    """Plays ``scenario.agent.turns`` in order, choosing variants on the user's words.
+
+    With ``turn_words`` (an agent profile's quantiles of words per turn) each turn's
+    length is drawn, seeded by ``seed`` and the turn's index, and the turn's ``extra``
+    sentences fill it up to that length."""
+
+    def __init__(
+        self, scenario: Scenario, *, turn_words: Sequence[float] = (), seed: int = 0
+    ) -> None:
         self.scenario = scenario
         self.name = scenario.agent.name
         self._planned: list[str] = []
         self._closed = False
+        self._turn_words = tuple(turn_words)
+        self._seed = seed
 
     def _next_text(self, history: list[Message]) -> str | None:
         script = self.scenario.agent
         index = len(self._planned)
         last_user = next((m.content for m in reversed(history) if m.role == "user"), "")
         if index < len(script.turns):
-            text = script.turns[index].choose(last_user)
+            turn = script.turns[index]
+            text = turn.choose(last_user)
+            if self._turn_words and turn.extra:
+                rng = random.Random(f"cutin.turn-words|{self._seed}|{index}")
+                text = with_extra(text, turn.extra, draw_quantile(self._turn_words, rng))
         elif not self._closed and script.closing:
             self._closed = True
             text = script.closing

@@ -153,14 +153,18 @@ class TextTrack:
 
 
 class TextVoice:
-    """The text clock: no audio, words timed at the style's speaking rate."""
+    """The text clock: no audio, words timed at the style's speaking rate (the agent's
+    at ``agent_style`` when given: an agent profile's rate and pauses)."""
 
     name = "text"
 
-    def __init__(self, style: SpeakingStyle) -> None:
+    def __init__(self, style: SpeakingStyle, *, agent_style: SpeakingStyle | None = None) -> None:
         self.style = style
+        self.agent_style = agent_style
 
     def track(self, speaker: Speaker, index: int, seed: int) -> TextTrack:
+        if speaker == "agent" and self.agent_style is not None:
+            return TextTrack(self.agent_style, seed)
         return TextTrack(self.style, seed)
 
     def tick(self, t: float) -> None:

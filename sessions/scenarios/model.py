@@ -28,6 +28,10 @@ class AgentTurnScript(_Strict):
     text: str = Field(min_length=1)
     """What the agent says (the default when no variant matches)."""
     variants: list[Variant] = Field(default_factory=list)
+    extra: list[str] = Field(default_factory=list)
+    """Sentences a real agent might add (detail, policy, a read-back): with an agent
+    profile that has ``turn_words``, the scripted agent adds them, in order, before the
+    turn's last sentence while the turn stays within the length drawn for it."""
 
     def choose(self, last_user_text: str) -> str:
         said = last_user_text.lower()
@@ -51,6 +55,10 @@ class AgentScript(_Strict):
     """False demonstrates talk-over: the agent keeps speaking when barged in on."""
     treats_backchannel_as_turn: bool = False
     """True demonstrates a false interruption: the agent stops at a mere "mm-hmm"."""
+    profile: str | None = None
+    """An agent profile (a shipped name or a TOML path) that times this agent's turns in
+    ``cutin simulate``: speaking rate, pauses and turn lengths drawn from distributions
+    (``sessions/scenarios/profile.py``); ``--agent-profile`` overrides it."""
     after_cut: Literal["reoffer", "continue"] = "reoffer"
     """After a truncation: re-offer the first unspoken sentence, or carry straight on with
     the script (which may presume what the caller never heard: a finding for the judge)."""

@@ -41,7 +41,7 @@ def test_the_negative_control_stops_at_the_first_action(tmp_path: Path) -> None:
         words(0, 0, [(0.0, 1.0), (1.2, 2.0), (2.5, 3.5)]),
         ShortPause(t=2.2, index=0, silence_start=2.0, turn=0),
         ShortPause(t=3.7, index=1, silence_start=3.5, turn=0),
-        TurnEnd(t=4.0, silence_start=3.5, turn=0, short_pause_index=1),  # not mid-turn
+        TurnEnd(t=4.0, silence_start=3.5, turn=0, short_pause_index=1),  # the turn's end
         AgentTurnStart(t=5.0, turn=1),
         words(1, 0, [(5.0, 6.0), (6.3, 7.0), (7.4, 8.4)]),
         ShortPause(t=6.2, index=2, silence_start=6.0, turn=1),
@@ -52,9 +52,10 @@ def test_the_negative_control_stops_at_the_first_action(tmp_path: Path) -> None:
     head = Header(session_id="x", started_at="2026-01-01T10:00:00+00:00", scenario="s")
     conv = from_session(read_session(write_log(tmp_path / "x.jsonl", head, events)))
     assert conv.pause_events == 5
-    assert conv.pre_action_pauses == 1 + 2
+    # Each window ends on a counted silence: turn 0's own end, turn 1's acted-at pause.
+    assert conv.pre_action_pauses == 2 + 2
     assert conv.pre_action_speech_s == pytest.approx(2.8 + 1.0 + 0.7)  # w5 clipped at 7.2 s
-    assert conv.pauses_per_minute_before_action == pytest.approx(60 * 3 / 4.5)
+    assert conv.pauses_per_minute_before_action == pytest.approx(60 * 4 / 4.5)
 
 
 def test_pair_keys_name_the_session_as_logged() -> None:
