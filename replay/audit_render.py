@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sessions.safe_files import terminal_line
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -40,7 +42,14 @@ def condition_label(condition: dict[str, Any]) -> str:
             parts.append(f"{_DIAL_LABELS[k]} {v:g}" if isinstance(v, int | float) else f"{k}={v}")
         else:
             parts.append(str(v) if k in ("policy", "model", "scenario") else f"{k}={v}")
-    return " · ".join(parts) or "all"
+    return _inert(" · ".join(parts) or "all")
+
+
+def _inert(text: str) -> str:
+    """Text from a file for a rich console: no markup of its own, no control codes."""
+    from rich.markup import escape
+
+    return escape(terminal_line(text))
 
 
 def _num(v: float | None, digits: int = 2) -> str:
@@ -225,6 +234,11 @@ def print_report(report: AuditReport, console: Console) -> None:
     if report.turn_taking:
         console.print(turn_taking_table(report.turn_taking))
         printed = True
+    if report.agent_under_test:
+        from replay.agent_render import agent_table
+
+        console.print(agent_table(report.agent_under_test))
+        printed = True
     trends = [r for r in report.tests if r["test"] == "kendall_tau_b"]
     paired = [r for r in report.tests if r["test"] == "wilcoxon"]
     if trends:
@@ -238,7 +252,7 @@ def print_report(report: AuditReport, console: Console) -> None:
         f"conditions by {', '.join(report.by) or 'nothing'}[/dim]"
     )
     for w in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {_inert(w)}", highlight=False)
 
 
 def report_json(report: AuditReport) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from cutin_tui.cli import CliError
 from cutin_tui.cli.inputs import load_inputs, print_warnings
 from cutin_tui.cli.llm_options import llm_config
+from sessions.safe_files import terminal_line
 
 if TYPE_CHECKING:
     from replay.model import Trial, Verdict
@@ -118,12 +119,13 @@ def _print(trial: Trial, verdicts: list[Verdict], where: str, verbose: bool) -> 
     for v in verdicts:
         counts[v.label] = counts.get(v.label, 0) + 1
     summary = ", ".join(f"{n} {label}" for label, n in sorted(counts.items())) or "no verdicts"
-    print(f"{trial.id}: {summary}{where}")
+    print(terminal_line(f"{trial.id}: {summary}{where}"))
     for v in verdicts:
         if v.label == "pass" and not verbose:
             continue
         turn = f"turn {v.turn}" if v.turn is not None else "call"
-        print(f"  {GLYPH.get(v.label, v.label)} {turn:>8}  {v.judge} {v.name}: {v.rationale}")
+        line = f"{GLYPH.get(v.label, v.label)} {turn:>8}  {v.judge} {v.name}: {v.rationale}"
+        print("  " + terminal_line(line))
 
 
 def run(args: argparse.Namespace) -> int:

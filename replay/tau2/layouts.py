@@ -78,15 +78,27 @@ def load_results_dir(folder: Path) -> list[Trial]:
                 f"simulation_index: {', '.join(extra[:5])}"
             )
     sims: list[dict[str, Any]] = []
+    bad: list[str] = []
     for f in files:
-        sim = read_json(f)
-        if not is_simulation(sim):
-            raise LoadError(
-                f'{f}: not a τ2 simulation (expected "id", "task_id" and "messages" or "ticks")'
-            )
+        try:
+            sim = read_json(f)
+            if not is_simulation(sim):
+                raise LoadError(
+                    f'{f}: not a τ2 simulation (expected "id", "task_id" and "messages" or "ticks")'
+                )
+        except LoadError as exc:  # one bad file of many: skipped, and said so
+            bad.append(str(exc))
+            continue
         sim = dict(sim)
         sim["_file"] = str(f)
         sims.append(sim)
+    if bad and not sims:
+        raise LoadError(bad[0])
+    if bad:
+        warnings.append(
+            f"{folder}: skipped {len(bad)} of {len(files)} simulation file(s) that cannot be "
+            f"loaded (first: {bad[0]})"
+        )
     if not sims and not isinstance(meta.get("simulations"), list):
         raise LoadError(f"{folder}: τ2 results directory has no simulations/*.json files")
     if not sims:
