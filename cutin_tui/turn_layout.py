@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len, chop_cells
 
+from replay.judge_columns import judge_group, judge_groups, judge_title
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, InlineEvent, Trial, Turn, Verdict
+from replay.report import tau2_facts
+from replay.tau2.control import CALL_EVENTS
 
 Piece = tuple[str, str]
 """(text, role)."""
@@ -35,8 +38,6 @@ MIN_TEXT_W = 16
 GAP = " │"
 GAP_W = cell_len(GAP)
 
-JUDGE_ORDER = ("rules", "llm", "tau2")
-JUDGE_TITLES = {"rules": "rules", "llm": "LLM", "tau2": "τ2"}
 GLYPH = {PASS: "✓", FAIL: "✗", WARN: "!", INFO: "i", ERROR: "⚠"}
 INSERTION_KINDS = ("filler", "repetition", "pause")
 SHORT_NAMES = {
@@ -48,22 +49,6 @@ SHORT_NAMES = {
 _TIMED = frozenset({"backchannel", "short_pause", "opportunity", "error"})
 _HIDDEN = frozenset({"turn_end", "speech_start", "interruption"})
 """interruption is the cut marker itself; turn_end and speech_start are the row's own times."""
-
-
-def judge_group(judge: str) -> str:
-    """The column a judge's verdicts go in: every τ2 judge (reward, reviews) shares one."""
-    return "tau2" if judge.startswith("tau2") else judge
-
-
-def judge_groups(trials: Iterable[Trial]) -> tuple[str, ...]:
-    """The judge columns a batch needs, rules · LLM · τ2 first, others after in name order."""
-    found = {judge_group(v.judge) for t in trials for v in t.verdicts}
-    known = [g for g in JUDGE_ORDER if g in found]
-    return (*known, *sorted(found - set(JUDGE_ORDER)))
-
-
-def judge_title(group: str) -> str:
-    return JUDGE_TITLES.get(group, group)
 
 
 def format_time(t: float | None) -> str:
@@ -223,6 +208,10 @@ def _event_text(e: InlineEvent) -> Piece:
         return (f"⚠ {label}", "error")
     if e.kind == "agent_interruption":
         return (f"↯ agent cut in at {format_time(e.t)}", "cut")
+    if e.kind in CALL_EVENTS:
+        return (f"☎ {label} at {format_time(e.t)}", "event")
+    if e.kind == "effect":
+        return (f"≈ {label} at {format_time(e.t)}", "event")
     name = e.kind.replace("_", " ")
     return (f"· {name} {label} at {format_time(e.t)}".replace("  ", " "), "event")
 
@@ -411,6 +400,7 @@ class TurnTable:
             purpose = t.meta.get("task_purpose")
             if purpose:
                 lines += wrap([(w, "rationale") for w in str(purpose).split()], width)
+            lines += wrap([(w, "meta") for w in " · ".join(tau2_facts(t)).split()], width)
             for warning in t.warnings:
                 lines += wrap([(w, "warn") for w in f"warning: {warning}".split()], width)
         return lines

@@ -5,7 +5,8 @@ What a path may be (decided by content, not by extension):
 * a cutin session log — JSONL whose line 1 is a ``cutin.session/1`` header;
 * a τ2-bench results file — monolithic (``simulations`` inside), or the
   ``results.json`` of a dir layout (a ``simulations/`` folder beside it);
-* one τ2 simulation file (``simulations/<id>.json``);
+* one τ2 simulation file (``simulations/<id>.json``), or a trajectory record wrapping
+  one under ``simulation_run``;
 * a verdict sidecar (``*.cutin-verdicts.jsonl``): loads the τ2 input it names;
 * a directory: a τ2 dir layout (``results.json`` inside), or a folder of session
   logs (every ``*.jsonl`` below it, in path order).
@@ -25,14 +26,16 @@ from replay.errors import LoadError
 from replay.model import Batch, Trial
 from replay.session_import import trial_from_session
 from replay.sidecar import SIDECAR_SCHEMA, default_sidecar, is_sidecar, merge_sidecar
-from replay.tau2_import import (
+from replay.tau2 import (
     RESULTS_FILE,
     SIMULATIONS_DIR,
     is_results,
     is_simulation,
+    is_wrapped_simulation,
     load_results_dir,
     load_results_file,
     load_simulation_file,
+    load_wrapped_file,
 )
 from sessions.log.reader import LogError, read_session
 from sessions.safe_files import (
@@ -50,7 +53,7 @@ _WRITE_BACK = frozenset({"source"})
 EXPECTED = (
     'expected a cutin session log (.jsonl whose line 1 has "schema": "cutin.session/1"), '
     'a τ2-bench results.json ("info" + "simulations", or beside a simulations/ folder), '
-    "a τ2 simulation file, or a directory holding one of these"
+    'a τ2 simulation file (or a "simulation_run" record), or a directory holding one of these'
 )
 
 
@@ -192,6 +195,8 @@ def _load_file(p: Path) -> Batch:
         return _with_sidecar(p, load_results_file(p, data))
     if is_simulation(data):
         return _with_sidecar(p, load_simulation_file(p, data))
+    if is_wrapped_simulation(data):
+        return _with_sidecar(p, load_wrapped_file(p, data))
     raise LoadError(f"{p}: not a cutin log or τ2-bench file; {EXPECTED}")
 
 

@@ -2,7 +2,8 @@
 
 All three show the same turn-by-turn view the replay screen shows: time, speaker,
 text with the cut marker and the unheard rest, the disfluency diff of tester turns,
-inline events, and every judge's current verdict. The HTML page is one
+inline events, and every judge's current verdict, one column per judge (rules · LLM ·
+τ2 reward · τ2 review, as in replay). The HTML page is one
 self-contained file (inline CSS, no scripts, no external resources).
 """
 
@@ -14,7 +15,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from replay.agent_measures import measures_of_trial
+from replay.agent_render import call_html, call_markdown
+from replay.judge_columns import judge_group, judge_groups, judge_title
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, Insertion, Trial, Turn, Verdict
+from replay.tau2.control import CALL_EVENTS
+from replay.tau2.effects import environment_label
 from replay.tau_voice_metrics import metrics_for_timelines
 
 REPORT_SCHEMA = "cutin.report/1"
@@ -108,7 +114,56 @@ def trial_json(trial: Trial) -> dict[str, Any]:
     }
     if trial.ticks is not None:
         out["tau_voice_metrics"] = metrics_for_timelines([trial.ticks])
+    agent = measures_of_trial(trial)
+    if agent is not None:  # a call to a black-box agent (twilio, realtime)
+        out["agent_under_test"] = agent
+    if trial.kind == "tau2":
+        out["tau2"] = tau2_json(trial)
     return out
+
+
+def tau2_json(trial: Trial) -> dict[str, Any]:
+    """What the importer learnt about a τ2 file: version, models, environment, and
+    the fields it does not know, with their values (so nothing is lost)."""
+    return {
+        "version": trial.meta.get("tau2_version"),
+        "mode": trial.meta.get("tau2_mode", trial.mode),
+        "agent_model": trial.meta.get("agent_llm"),
+        "user_model": trial.meta.get("user_llm"),
+        "speech_environment": trial.meta.get("speech_environment"),
+        "effect_events": trial.meta.get("effect_timeline"),
+        "unknown_fields": trial.meta.get("tau2_unknown", {}),
+        "unknown_record_fields": trial.meta.get("tau2_unknown_wrapper", {}),
+    }
+
+
+def tau2_facts(t: Trial) -> list[str]:
+    """Version, models and speech environment of a τ2 trial (nothing for our logs)."""
+    facts = []
+    version = t.meta.get("tau2_version")
+    if isinstance(version, dict) and version.get("label"):
+        facts.append(str(version["label"]))
+    for side in ("agent", "user"):
+        if t.meta.get(f"{side}_llm"):
+            facts.append(f"{side} {t.meta[f'{side}_llm']}")
+    env = environment_label(t.meta.get("speech_environment"))
+    if env:
+        facts.append(f"speech environment: {env}")
+    return facts
+
+
+def _trial_meta_line(t: Trial) -> list[str]:
+    meta = [f"source {t.source}", t.mode]
+    if t.duration is not None:
+        meta.append(f"{t.duration:.1f} s")
+    meta.extend(tau2_facts(t))
+    if t.meta.get("task_purpose"):
+        meta.append(str(t.meta["task_purpose"]))
+    return meta
+
+
+def _by_group(verdicts: Sequence[Verdict], groups: Sequence[str]) -> list[list[Verdict]]:
+    return [[v for v in verdicts if judge_group(v.judge) == g] for g in groups]
 
 
 def build_report(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> dict[str, Any]:
@@ -165,6 +220,8 @@ def _event_text(e: Any) -> str:
         return f"{e.t:.1f} s opportunity → {e.label}{done}"
     if e.kind in ("tool_call", "tool_result"):
         return f"{e.kind.replace('_', ' ')}:{label}"
+    if e.kind in CALL_EVENTS:
+        return f"{e.t:.1f} s call:{label}"
     return f"{e.t:.1f} s {e.kind.replace('_', ' ')}{label}"
 
 
@@ -265,12 +322,8 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
         )
     for t in trials:
         lines += ["", f"## {_md(_trial_title(t))}", ""]
-        meta = [f"source `{t.source}`", t.mode]
-        if t.duration is not None:
-            meta.append(f"{t.duration:.1f} s")
-        if t.meta.get("task_purpose"):
-            meta.append(_md(str(t.meta["task_purpose"])))
-        lines += [" · ".join(meta), ""]
+        lines += [" · ".join(_md(m) for m in _trial_meta_line(t)), ""]
+        lines += call_markdown(t, _md)
         calls = [v for v in t.current_verdicts() if v.scope == "call"]
         for v in calls:
             lines.append(
@@ -280,17 +333,20 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
             lines.append(f"- warning: {_md(w)}")
         if calls or t.warnings:
             lines.append("")
+        groups = judge_groups([t])
         lines += [
-            "| # | time | speaker | text | events | verdicts |",
-            "| --- | --- | --- | --- | --- | --- |",
+            "| # | time | speaker | text | events |"
+            + "".join(f" {judge_title(g)} |" for g in groups),
+            "| --- | --- | --- | --- | --- |" + " --- |" * len(groups),
         ]
         by_turn = t.verdicts_by_turn()
         for turn in t.turns:
             events = "<br>".join(_md(_event_text(e)) for e in _visible_events(turn))
             who = "agent" if turn.speaker == "agent" else "tester"
+            cells = _by_group(by_turn.get(turn.index, []), groups)
             lines.append(
                 f"| {turn.index} | {_time(turn.start)} | {who} | {_md_turn_text(turn)} | "
-                f"{events} | {_md_verdicts(by_turn.get(turn.index, []))} |"
+                f"{events} |" + "".join(f" {_md_verdicts(c)} |" for c in cells)
             )
     if report["warnings"]:
         lines += ["", "## Warnings", ""] + [f"- {_md(w)}" for w in report["warnings"]]
@@ -400,28 +456,29 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
         opened = " open" if t.failed else ""
         title = _h(_trial_title(t))
         out.append(f'<details id="t{i}"{opened}><summary class="{cls}">{title}</summary><div>')
-        meta = [f"source {t.source}", t.mode]
-        if t.duration is not None:
-            meta.append(f"{t.duration:.1f} s")
-        if t.meta.get("task_purpose"):
-            meta.append(str(t.meta["task_purpose"]))
-        out.append(f'<p class="meta">{_h(" · ".join(meta))}</p>')
+        out.append(f'<p class="meta">{_h(" · ".join(_trial_meta_line(t)))}</p>')
+        out.extend(call_html(t, _h))
         out.extend(_html_verdict(v) for v in t.current_verdicts() if v.scope == "call")
         out.extend(f'<div class="warn">warning: {_h(w)}</div>' for w in t.warnings)
+        groups = judge_groups([t])
         out.append(
-            "<table><tr><th>#</th><th>time</th><th>speaker</th><th>text</th>"
-            "<th>events</th><th>verdicts</th></tr>"
+            "<table><tr><th>#</th><th>time</th><th>speaker</th><th>text</th><th>events</th>"
+            + "".join(f"<th>{_h(judge_title(g))}</th>" for g in groups)
+            + "</tr>"
         )
         by_turn = t.verdicts_by_turn()
         for turn in t.turns:
             events = "<br>".join(_h(_event_text(e)) for e in _visible_events(turn))
             who = "agent" if turn.speaker == "agent" else "tester"
-            verdicts = "".join(_html_verdict(v) for v in by_turn.get(turn.index, []))
+            cells = _by_group(by_turn.get(turn.index, []), groups)
+            verdicts = "".join(
+                "<td>" + "".join(_html_verdict(v) for v in c) + "</td>" for c in cells
+            )
             out.append(
                 f'<tr class="{turn.speaker}"><td class="num">{turn.index}</td>'
                 f'<td class="num">{_time(turn.start)}</td><td class="who">{who}</td>'
                 f'<td>{_html_turn_text(turn)}</td><td class="ev">{events}</td>'
-                f"<td>{verdicts}</td></tr>"
+                f"{verdicts}</tr>"
             )
         out.append("</table></div></details>")
     if report["warnings"]:
@@ -455,5 +512,7 @@ __all__ = [
     "render_html",
     "render_json",
     "render_markdown",
+    "tau2_facts",
+    "tau2_json",
     "trial_json",
 ]

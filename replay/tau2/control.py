@@ -17,6 +17,8 @@ EVENTS: dict[str, tuple[str, str]] = {
     "OUT-OF-SCOPE": ("out_of_scope", "out of scope"),
 }
 """Token name → (inline event kind, label). Any other name is a ``control`` event."""
+CALL_EVENTS = frozenset({*(kind for kind, _ in EVENTS.values()), "control"})
+"""The inline event kinds a control token becomes."""
 
 
 def split_control(text: str) -> tuple[str, list[str]]:
@@ -35,4 +37,4 @@ def event_for(name: str) -> tuple[str, str]:
     return kind, f"{label} (###{name}###)"
 
 
-__all__ = ["EVENTS", "TOKEN", "event_for", "split_control"]
+__all__ = ["CALL_EVENTS", "EVENTS", "TOKEN", "event_for", "split_control"]

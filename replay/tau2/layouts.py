@@ -9,6 +9,7 @@ from typing import Any
 from replay.errors import LoadError
 from replay.model import Trial
 from replay.tau2.simulation import trial_from_simulation
+from replay.tau2.version import RESULTS_FIELDS, WRAPPER_FIELDS, unknown_keys, unknown_warning
 from replay.tau2_checks import check_results, check_simulation
 from sessions.safe_files import FileError
 from sessions.safe_files import read_json as _safe_read_json
@@ -36,6 +37,11 @@ def is_simulation(data: Any) -> bool:
     )
 
 
+def is_wrapped_simulation(data: Any) -> bool:
+    """A trajectory record wrapping one run: ``{"simulation_run": {...}, "task": ...}``."""
+    return isinstance(data, Mapping) and is_simulation(data.get("simulation_run"))
+
+
 def read_json(path: Path) -> Any:
     """A JSON file through :mod:`sessions.safe_files` (regular file, UTF-8, limits)."""
     try:
@@ -49,7 +55,7 @@ def load_results_file(path: Path, data: Mapping[str, Any]) -> list[Trial]:
     sims = data.get("simulations")
     if not isinstance(sims, list):
         raise LoadError(f'{path}: τ2 results file has no "simulations" list')
-    return trials_from_results(data, sims, str(path))
+    return trials_from_results(data, sims, str(path), layout="monolithic")
 
 
 def load_results_dir(folder: Path) -> list[Trial]:
@@ -84,7 +90,8 @@ def load_results_dir(folder: Path) -> list[Trial]:
             sim = read_json(f)
             if not is_simulation(sim):
                 raise LoadError(
-                    f'{f}: not a τ2 simulation (expected "id", "task_id" and "messages" or "ticks")'
+                    f'{f}: not a τ2 simulation (expected "id", "task_id" and "messages" or '
+                    '"ticks")'
                 )
         except LoadError as exc:  # one bad file of many: skipped, and said so
             bad.append(str(exc))
@@ -103,7 +110,7 @@ def load_results_dir(folder: Path) -> list[Trial]:
         raise LoadError(f"{folder}: τ2 results directory has no simulations/*.json files")
     if not sims:
         sims = list(meta["simulations"])
-    trials = trials_from_results(meta, sims, str(folder))
+    trials = trials_from_results(meta, sims, str(folder), layout="dir")
     for trial in trials:
         trial.warnings.extend(warnings)
     return trials
@@ -122,12 +129,45 @@ def load_simulation_file(path: Path, sim: Mapping[str, Any]) -> list[Trial]:
             info = meta.get("info") or {}
             tasks = meta.get("tasks") or []
     checked, warnings = check_simulation(sim, str(path))
-    trial = trial_from_simulation(checked, info=info, tasks=_tasks_by_id(tasks), source=str(path))
+    trial = trial_from_simulation(
+        checked,
+        info=info,
+        tasks=_tasks_by_id(tasks),
+        source=str(path),
+        layout="simulation",
+        results=meta if info else None,
+    )
     trial.warnings.extend([*notes, *warnings])
+    _name_unknown([trial], str(path))
     return [trial]
 
 
-def trials_from_results(meta: Mapping[str, Any], sims: Sequence[Any], source: str) -> list[Trial]:
+def load_wrapped_file(path: Path, data: Mapping[str, Any]) -> list[Trial]:
+    """A ``simulation_run`` record: the run, with the ``task`` (and ``info``) beside it."""
+    task = data.get("task")
+    raw_info = data.get("info")
+    info: Mapping[str, Any] = raw_info if isinstance(raw_info, Mapping) else {}
+    tasks = _tasks_by_id([task]) if isinstance(task, Mapping) else {}
+    checked, warnings = check_simulation(data["simulation_run"], str(path), ("simulation_run",))
+    trial = trial_from_simulation(
+        checked,
+        info=info,
+        tasks=tasks,
+        source=str(path),
+        layout="simulation_run",
+        results=data if info else None,
+    )
+    trial.warnings.extend(warnings)
+    extra = unknown_keys(data, WRAPPER_FIELDS)
+    if extra:
+        trial.meta["tau2_unknown_wrapper"] = {k: data[k] for k in extra}
+    _name_unknown([trial], str(path), wrapper=extra)
+    return [trial]
+
+
+def trials_from_results(
+    meta: Mapping[str, Any], sims: Sequence[Any], source: str, *, layout: str = "monolithic"
+) -> list[Trial]:
     meta, notes = check_results(meta, source)
     info = meta.get("info") if isinstance(meta.get("info"), Mapping) else {}
     tasks = _tasks_by_id(meta.get("tasks") or [])
@@ -140,10 +180,30 @@ def trials_from_results(meta: Mapping[str, Any], sims: Sequence[Any], source: st
             )
         place: tuple[str | int, ...] = () if "_file" in sim else ("simulations", i)
         checked, warnings = check_simulation(sim, str(sim.get("_file") or source), place)
-        trial = trial_from_simulation(checked, info=info or {}, tasks=tasks, source=source)
+        trial = trial_from_simulation(
+            checked, info=info or {}, tasks=tasks, source=source, layout=layout, results=meta
+        )
         trial.warnings.extend([*notes, *warnings])
         trials.append(trial)
+    _name_unknown(trials, source, results=unknown_keys(meta, RESULTS_FIELDS))
     return trials
+
+
+def _name_unknown(
+    trials: Sequence[Trial],
+    source: str,
+    *,
+    results: Sequence[str] = (),
+    wrapper: Sequence[str] = (),
+) -> None:
+    """One warning per kind of place naming every unknown field found there (the
+    values stay on the trials)."""
+    sims = [k for t in trials for k in t.meta.get("tau2_unknown", {})]
+    for where, keys in (("results", results), ("record", wrapper), ("simulation", sims)):
+        text = unknown_warning(source, where, keys)
+        if text is not None:
+            for trial in trials:
+                trial.warnings.append(text)
 
 
 def _tasks_by_id(tasks: Any) -> dict[str, Mapping[str, Any]]:
@@ -157,9 +217,11 @@ __all__ = [
     "SIMULATIONS_DIR",
     "is_results",
     "is_simulation",
+    "is_wrapped_simulation",
     "load_results_dir",
     "load_results_file",
     "load_simulation_file",
+    "load_wrapped_file",
     "read_json",
     "trials_from_results",
 ]

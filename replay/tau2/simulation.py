@@ -9,7 +9,7 @@ from replay.errors import LoadError
 from replay.model import Trial
 from replay.tau2.effects import attach_effects
 from replay.tau2.messages import parse_time, strip_controls, turns_from_messages
-from replay.tau2.verdicts import review_verdicts, reward_verdicts
+from replay.tau2.verdicts import hallucination_verdicts, review_verdicts, reward_verdicts
 from replay.tau2.version import SIMULATION_FIELDS, detect, unknown_keys
 from replay.ticks import DEFAULT_TICK_S, TickTimeline, analyze
 
@@ -82,6 +82,9 @@ def trial_from_simulation(
         review = sim.get(key)
         if isinstance(review, Mapping):
             trial.verdicts.extend(review_verdicts(review, trial, judge, agent_blame=blame))
+    check = sim.get("hallucination_check")
+    if isinstance(check, Mapping):
+        trial.verdicts.extend(hallucination_verdicts(check, trial))
     return trial
 
 

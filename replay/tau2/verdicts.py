@@ -135,43 +135,131 @@ def _turn_for_error(err: Mapping[str, Any], trial: Trial) -> int | None:
     return None
 
 
+SEVERITY_LABELS = {
+    ("agent", "critical"): FAIL,
+    ("agent", "minor"): WARN,
+    ("user", "critical"): WARN,
+    ("user", "critical_helped"): WARN,
+    ("user", "critical_hindered"): WARN,
+    ("user", "minor"): INFO,
+}
+"""(who, severity) → label. An agent's critical error fails the call; a user
+simulator's error never does (it says the trial is suspect, not the agent)."""
+
+
+def _error_label(source: str, severity: Any, agent_blame: bool) -> str:
+    if source == "agent" and not agent_blame:
+        return WARN
+    found = SEVERITY_LABELS.get((source, str(severity)))
+    if found is not None:
+        return found
+    return FAIL if source == "agent" else WARN
+
+
 def review_verdicts(
     review: Mapping[str, Any], trial: Trial, judge: str, *, agent_blame: bool
 ) -> list[Verdict]:
+    """τ2's LLM review: one call verdict (its summary) and one per error, on the turn
+    it names (``turn_idx`` for messages, ``tick_start`` for ticks), each with who made
+    it and how severe it is."""
     out = []
     agent_error = bool(review.get("agent_error")) and agent_blame
     user_error = bool(review.get("user_error"))
+    critical_user = bool(review.get("critical_user_error"))
     label = FAIL if agent_error else WARN if user_error or review.get("has_errors") else PASS
+    found = [
+        w
+        for w, on in (
+            ("agent error", agent_error),
+            ("critical user error", critical_user),
+            ("user error", user_error and not critical_user),
+        )
+        if on
+    ]
+    summary = str(review.get("summary") or "")
     out.append(
         Verdict(
-            judge, label, "review", rationale=str(review.get("summary") or ""), t=trial.duration
+            judge,
+            label,
+            "review",
+            rationale=" ".join(x for x in (summary, f"({'; '.join(found)})" if found else "") if x),
+            t=trial.duration,
+            extra={
+                "agent_error": agent_error,
+                "user_error": user_error,
+                "critical_user_error": critical_user,
+                "errors": len(review.get("errors") or []),
+            },
         )
     )
     for i, err in enumerate(review.get("errors") or []):
         if not isinstance(err, Mapping):
             continue
         source = str(err.get("source") or ("agent" if agent_blame else "user"))
-        tags = ", ".join(str(t) for t in err.get("error_tags") or [])
-        name = f"error {i + 1}: {source} {err.get('error_type') or 'error'}" + (
-            f" ({tags})" if tags else ""
-        )
+        severity = err.get("severity")
+        tags = [str(t) for t in err.get("error_tags") or []]
+        kind = err.get("error_type") or "error"
+        who = f"{source} {severity}" if severity else source
+        name = f"error {i + 1}: {who} {kind}" + (f" ({', '.join(tags)})" if tags else "")
         why = str(err.get("reasoning") or "")
+        if err.get("user_message"):
+            why = f'"{short(err["user_message"], 80)}": {why}'
         if err.get("correct_behavior"):
             why += f" Instead: {err['correct_behavior']}"
         turn = _turn_for_error(err, trial)
         out.append(
             Verdict(
                 judge,
-                FAIL if source == "agent" and agent_blame else WARN,
+                _error_label(source, severity, agent_blame),
                 name,
                 scope="turn" if turn is not None else "call",
                 turn=turn,
                 rationale=why.strip(),
                 t=trial.turns[turn].start if turn is not None else trial.duration,
-                extra={"severity": err.get("severity"), "source": source},
+                extra={
+                    "source": source,
+                    "severity": severity,
+                    "error_type": err.get("error_type"),
+                    "tags": tags,
+                    **{k: err[k] for k in ("turn_idx", "tick_start", "tick_end") if k in err},
+                },
             )
         )
     return out
 
 
-__all__ = ["review_verdicts", "reward_verdicts"]
+def hallucination_verdicts(check: Mapping[str, Any], trial: Trial) -> list[Verdict]:
+    """τ2's check of the user simulator for made-up facts: a call verdict (warn when
+    it found any: the trial is suspect) and one per hallucination."""
+    found = bool(check.get("hallucination_found"))
+    errors = [e for e in check.get("errors") or [] if isinstance(e, Mapping)]
+    out = [
+        Verdict(
+            "tau2-hallucination",
+            WARN if found else PASS,
+            "hallucination check",
+            rationale=str(check.get("summary") or check.get("reasoning") or ""),
+            t=trial.duration,
+            extra={"hallucination_found": found, "errors": len(errors)},
+        )
+    ]
+    for i, err in enumerate(errors):
+        why = str(err.get("reasoning") or "")
+        if err.get("user_message"):
+            why = f'"{short(err["user_message"], 80)}": {why}'
+        if err.get("correct_behavior"):
+            why += f" Instead: {err['correct_behavior']}"
+        out.append(
+            Verdict(
+                "tau2-hallucination",
+                WARN,
+                f"hallucination {i + 1}: user",
+                rationale=why.strip(),
+                t=trial.duration,
+                extra={"source": "user"},
+            )
+        )
+    return out
+
+
+__all__ = ["SEVERITY_LABELS", "hallucination_verdicts", "review_verdicts", "reward_verdicts"]
