@@ -17,9 +17,10 @@ for ``session.updated``. After that two threads of its own carry the call:
 Barge-in is what a client app does: on ``input_audio_buffer.speech_started`` the queued
 agent audio is flushed (a ``CLEAR`` notice with the seconds dropped) and every agent
 item still playing is truncated (``conversation.item.truncate``) at the audio that was
-actually played. Whether the model then stops sending audio is up to the agent: audio
-that still arrives afterwards is played, so an agent that talks over the caller is
-heard (and measured) as one.
+actually played. Whether the model then stops is up to the agent: audio it still sends
+for a truncated item is dropped and reported as an ``AGENT_EVENT`` (the seconds it
+talked on), a new response plays as usual, and a server that never signals the
+caller's speech simply keeps talking over them, which the caller hears.
 
 The API key comes from ``api_key`` or ``OPENAI_API_KEY`` and appears in no notice,
 message or :attr:`RealtimeLine.target`.
@@ -28,7 +29,6 @@ message or :attr:`RealtimeLine.target`.
 from __future__ import annotations
 
 import base64
-import binascii
 import contextlib
 import json
 import os
@@ -142,6 +142,11 @@ class _Item:
     segments: list[_Segment] = field(default_factory=list)
     active: bool = True
     """Its response is still in progress (more audio may come)."""
+    truncated_ms: int | None = None
+    """Where cutin truncated it (``audio_end_ms``), once it has."""
+    late: int = 0
+    """16 kHz samples of its audio that arrived after the truncate."""
+    late_reported: bool = False
 
     def add(self, start: int, accepted: int, total: int) -> None:
         if accepted > 0:
@@ -180,7 +185,10 @@ class RealtimeLine:
     ``instructions`` (the scenario's system prompt or ``--agent-prompt``) and ``voice``
     go into the ``session.update``; ``silence_duration_ms``, ``vad_threshold`` and
     ``prefix_padding_ms`` configure the server's VAD, ``interrupt_response`` whether it
-    may cancel a response when the caller starts speaking.
+    may cancel a response when the caller starts speaking. Audio the agent still sends
+    for an item after cutin truncated it is dropped, as client apps do, and reported
+    (``agent audio after truncate``, then ``agent talked on after truncate`` with the
+    seconds); ``play_after_truncate`` plays it instead.
     """
 
     name = "realtime"
@@ -198,6 +206,7 @@ class RealtimeLine:
         vad_threshold: float = 0.5,
         prefix_padding_ms: int = 300,
         interrupt_response: bool = True,
+        play_after_truncate: bool = False,
         append_ms: float = 100.0,
         playout_max_s: float = 120.0,
     ) -> None:
@@ -210,6 +219,7 @@ class RealtimeLine:
         self.model = model
         self.instructions = instructions
         self.voice = voice
+        self.play_after_truncate = play_after_truncate
         self.turn_detection: dict[str, Any] = {
             "type": "server_vad",
             "threshold": vad_threshold,
@@ -454,7 +464,7 @@ class RealtimeLine:
             return
         try:
             self._handle(event)
-        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as exc:
+        except Exception as exc:  # one bad event never ends the line
             self._notify(
                 NoticeKind.ERROR,
                 self._clean(f"malformed {event['type']} event: {type(exc).__name__}: {exc}"),
@@ -509,6 +519,17 @@ class RealtimeLine:
             )
             self._items[item_id] = item
             self._prune()
+        if item.truncated_ms is not None:
+            first_late = item.late == 0
+            item.late += len(pcm) // 2 * LINE_RATE // WIRE_RATE
+            if first_late:
+                self._notify(
+                    NoticeKind.AGENT_EVENT,
+                    "agent audio after truncate",
+                    {"item_id": item_id, "audio_end_ms": item.truncated_ms},
+                )
+            if not self.play_after_truncate:
+                return
         if self._down_item != item_id:
             self._down.reset()
             self._down_item = item_id
@@ -540,6 +561,7 @@ class RealtimeLine:
                 continue
             end_ms = item.heard_at(head) * 1000 // LINE_RATE
             item.cut(head)
+            item.truncated_ms = end_ms
             self._outbox.put(
                 {
                     "type": "conversation.item.truncate",
@@ -562,15 +584,30 @@ class RealtimeLine:
 
     def _finish(self, event: dict[str, Any]) -> None:
         if event["type"] == "response.output_item.done":
-            item = event.get("item")
-            if isinstance(item, dict) and item.get("id") in self._items:
-                self._items[str(item["id"])].active = False
-            return
-        response = event.get("response")
-        response_id = response.get("id") if isinstance(response, dict) else None
-        for item in self._items.values():
-            if response_id is None or item.response_id == response_id:
-                item.active = False
+            done = event.get("item")
+            ended = (
+                [self._items[done["id"]]]
+                if isinstance(done, dict) and done.get("id") in self._items
+                else []
+            )
+        else:
+            response = event.get("response")
+            response_id = response.get("id") if isinstance(response, dict) else None
+            ended = [i for i in self._items.values() if response_id in (None, i.response_id)]
+        for item in ended:
+            item.active = False
+            if item.late and not item.late_reported:
+                item.late_reported = True
+                self._notify(
+                    NoticeKind.AGENT_EVENT,
+                    "agent talked on after truncate",
+                    {
+                        "item_id": item.item_id,
+                        "audio_end_ms": item.truncated_ms,
+                        "late_s": item.late / LINE_RATE,
+                        "played": self.play_after_truncate,
+                    },
+                )
 
     def _prune(self, keep: int = 8) -> None:
         while len(self._items) > keep:

@@ -35,6 +35,7 @@ audio_call = [pytest.mark.slow, pytest.mark.audio, needs_espeak]
 
 FIRST_WORDS = "Hi, I would like to change the delivery address on my order."
 BARGE_IN = "Sorry, can I just give you the new one?"
+TALKED_ON = "agent talked on after truncate"
 
 
 @functools.lru_cache(maxsize=4)
@@ -578,3 +579,52 @@ def test_the_agent_hanging_up_closes_the_line(servers, lines) -> None:
     assert closed.data == {"by": "agent", "code": 1000}
     assert "goodbye" in closed.detail
     assert line.state is LineState.CLOSED
+
+
+@pytest.mark.parametrize("play_after_truncate", [False, True], ids=["dropped", "played"])
+@pytest.mark.slow
+@pytest.mark.audio
+@needs_espeak
+def test_a_model_that_hears_the_caller_but_talks_on_is_reported(
+    servers: Callable[..., RealtimeServer],
+    lines: Callable[..., RealtimeLine],
+    play_after_truncate: bool,
+) -> None:
+    # interrupt_response false: the server signals speech_started but does not cancel.
+    server = servers()
+    line = lines(server, interrupt_response=False, play_after_truncate=play_after_truncate)
+    line.open(timeout_s=5.0)
+    run, _ = _barge_in_call(line, after_s=2.0, total_s=0.5)
+    drive(
+        line,
+        Caller(),
+        8.0,
+        run=run,
+        hook=lambda _i, r: bool(r.of(NoticeKind.AGENT_EVENT, TALKED_ON)),
+    )
+    ((k, _),) = run.of(NoticeKind.CLEAR)
+    (truncate,) = server.events("conversation.item.truncate")
+    answer = server.answers[0]
+    assert truncate["item_id"] == answer.item_id
+    statuses = [d.event["response"]["status"] for d in server.sent_events("response.done")]
+    assert statuses[:1] == ["completed"]  # it finished its answer regardless
+
+    assert len(run.of(NoticeKind.AGENT_EVENT, "agent audio after truncate")) == 1
+    (talked,) = run.of(NoticeKind.AGENT_EVENT, TALKED_ON)
+    sent_after = sum(
+        len(d.event["delta"]) * 3 // 4 // 2
+        for d in server.sent_events("response.output_audio.delta")
+        if d.arrived > server.sent_events("input_audio_buffer.speech_started")[-1].arrived
+    )
+    assert sent_after > 0
+    assert talked[1].data["late_s"] == pytest.approx(sent_after / WIRE_RATE, abs=0.01)
+    assert talked[1].data["audio_end_ms"] == truncate["audio_end_ms"]
+
+    starts = run.of(NoticeKind.AGENT_EVENT, "agent audio started")
+    next_answer = starts[1][0] if len(starts) > 1 else len(run.frames)
+    after = run.audio[(k + 1) * FRAME : next_answer * FRAME]
+    if play_after_truncate:
+        assert rms_db(after) > -40, "the late audio was to be played"
+    else:
+        assert after.size >= LINE_RATE // 2 and not np.any(after)
+    assert_no_key(line, run.all_notices())
