@@ -230,8 +230,11 @@ class RealtimeLine:
         }
         import openai  # heavy: loaded when a line is made, not when the module is imported
 
-        self._client = openai.OpenAI(api_key=self._key, base_url=base_url, max_retries=0)
-        self.target = self._websocket_url()
+        try:
+            self._client = openai.OpenAI(api_key=self._key, base_url=base_url, max_retries=0)
+            self.target = self._websocket_url()
+        except Exception as exc:  # a malformed base URL
+            raise LineError(self._clean(f"bad Realtime base URL {base_url!r}: {exc}")) from None
         self.playout = PlayoutBuffer(playout_max_s)
         self._append_n = max(1, round(append_ms / 1000.0 * WIRE_RATE))
 
@@ -271,8 +274,8 @@ class RealtimeLine:
 
     def open(self, timeout_s: float = 10.0) -> None:
         with self._lock:
-            if self._opened:
-                raise LineError(f"the Realtime line to {self.target} was already opened")
+            if self._opened or self._closing:
+                raise LineError(f"the Realtime line to {self.target} was already used")
             self._opened = True
         deadline = time.monotonic() + timeout_s
         try:
@@ -640,7 +643,7 @@ class RealtimeLine:
             self._closing = True
         with contextlib.suppress(Exception):
             self._conn.close()
-        raise LineError(message)
+        raise LineError(message) from None
 
     def _clean(self, text: str) -> str:
         """One line, bounded, with the key blanked wherever it might have crept in."""

@@ -628,3 +628,24 @@ def test_a_model_that_hears_the_caller_but_talks_on_is_reported(
     else:
         assert after.size >= LINE_RATE // 2 and not np.any(after)
     assert_no_key(line, run.all_notices())
+
+
+def test_a_malformed_base_url_is_a_one_line_error() -> None:
+    with pytest.raises(LineError) as info:
+        RealtimeLine(model=MODEL, base_url="http://[::1/v1", api_key=KEY)
+    assert "bad Realtime base URL" in _assert_one_line(info.value)
+
+
+def test_a_line_opens_once(
+    servers: Callable[..., RealtimeServer], lines: Callable[..., RealtimeLine]
+) -> None:
+    server = servers()
+    line = lines(server)
+    line.open(timeout_s=5.0)
+    with pytest.raises(LineError, match="already used"):
+        line.open(timeout_s=5.0)
+    closed_first = lines(server)
+    closed_first.close()
+    with pytest.raises(LineError, match="already used"):
+        closed_first.open(timeout_s=5.0)
+    assert len(server.paths) == 1
