@@ -234,6 +234,11 @@ def print_report(report: AuditReport, console: Console) -> None:
     if report.turn_taking:
         console.print(turn_taking_table(report.turn_taking))
         printed = True
+    if report.agent_under_test:
+        from replay.agent_render import agent_table
+
+        console.print(agent_table(report.agent_under_test))
+        printed = True
     trends = [r for r in report.tests if r["test"] == "kendall_tau_b"]
     paired = [r for r in report.tests if r["test"] == "wilcoxon"]
     if trends:

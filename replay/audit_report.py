@@ -94,9 +94,14 @@ class AuditReport:
     warnings: list[str] = field(default_factory=list)
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
+    agent_under_test: list[Row] = field(default_factory=list)
+    """Per condition, the black-box agent's measures (:mod:`replay.agent_measures`)."""
 
     def as_json(self) -> dict[str, list[Row]]:
-        return {"disfluency": self.disfluency, "turn_taking": self.turn_taking, "tests": self.tests}
+        out = {"disfluency": self.disfluency, "turn_taking": self.turn_taking, "tests": self.tests}
+        if self.agent_under_test:  # only when a call in the input was to a black-box agent
+            out["agent_under_test"] = self.agent_under_test
+        return out
 
 
 def _norm(v: Any) -> Any:
@@ -469,6 +474,9 @@ def build_report(
         report.turn_taking.extend(turn_taking_rows(g.condition, g.conversations))
     report.tests.extend(trend_rows(groups, by))
     report.tests.extend(paired_rows(groups, by, resamples=resamples, seed=seed))
+    from replay.agent_measures import condition_rows
+
+    report.agent_under_test = condition_rows(groups, resamples=resamples, seed=seed)
     report.warnings.extend(w for c in conversations for w in c.warnings)
     return report
 

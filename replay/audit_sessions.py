@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from replay.counter import TurnCounts, count
 
 if TYPE_CHECKING:
+    from replay.agent_measures import AgentCall
     from replay.model import Trial
     from sessions.log import Session
     from sessions.log.models import Event
@@ -127,6 +128,8 @@ class Conversation:
     pre_action_speech_s: float | None = None
     shadows: dict[str, Shadow] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    agent: AgentCall | None = None
+    """A call to a black-box agent: its agent-side counts (:mod:`replay.agent_measures`)."""
 
     @property
     def scenario(self) -> str | None:
@@ -289,6 +292,9 @@ def from_session(session: Session) -> Conversation:
     conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in agent_turns]
     conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in agent_turns]
     _pre_action(conv, session.events)
+    from replay.agent_measures import call_of_session
+
+    conv.agent = call_of_session(session)
     return conv
 
 

@@ -18,6 +18,7 @@ from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
     AgentWords,
+    AgentYield,
     Backchannel,
     EndEvent,
     ErrorEvent,
@@ -49,6 +50,8 @@ def trial_from_session(session: Session) -> Trial:
             turn.start = e.t
             if e.text:
                 turn.text = e.text
+            if e.response_latency_s is not None:
+                turn.meta["response_latency_s"] = e.response_latency_s
             agent[e.turn] = turn
         elif isinstance(e, AgentWords):
             turn = agent.setdefault(e.turn, _agent_turn(e.turn, e.t))
@@ -63,6 +66,9 @@ def trial_from_session(session: Session) -> Trial:
             turn.cut_t = e.cut_t
             turn.cut_word = e.cut_word
             turn.talk_over_s = e.talk_over_s
+            for key, value in (("stop_t", e.stop_t), ("speech_s", e.speech_s)):
+                if value is not None:  # a black-box agent's turn (agent_measures)
+                    turn.meta[key] = value
             turn.meta.pop("incomplete", None)
         elif isinstance(e, UserTurn):
             user.append(_user_turn(e))
@@ -147,6 +153,14 @@ def _rest(text: str, heard: str) -> str:
 
 
 def _inline(e: Any) -> InlineEvent | None:
+    event = _inline_event(e)
+    if event is not None:  # fields this version does not know stay with the event
+        extra = getattr(e, "model_extra", None) or {}
+        event.data.update({k: v for k, v in extra.items() if k not in event.data})
+    return event
+
+
+def _inline_event(e: Any) -> InlineEvent | None:
     if isinstance(e, ShortPause):
         return InlineEvent(
             e.t,
@@ -156,6 +170,7 @@ def _inline(e: Any) -> InlineEvent | None:
                 "index": e.index,
                 "silence_start": e.silence_start,
                 "became_turn_end": e.became_turn_end,
+                "turn": e.turn,
             },
         )
     if isinstance(e, TurnEnd):
@@ -192,9 +207,23 @@ def _inline(e: Any) -> InlineEvent | None:
         )
     if isinstance(e, ErrorEvent):
         return InlineEvent(e.t, "error", e.message, {"where": e.where})
+    if isinstance(e, AgentYield):
+        # At the caller's onset, beside the interruption or backchannel it answers.
+        data = e.model_dump(exclude={"type", "t"})
+        data["decided_t"] = e.t
+        return InlineEvent(e.onset_t, "agent_yield", _yield_label(e), data)
     if isinstance(e, SpeechStart):
         return None  # the turns' start times already say this
     return None
+
+
+def _yield_label(e: AgentYield) -> str:
+    after = "backchannel" if e.after == "backchannel" else "interruption"
+    if not e.yielded:
+        return f"kept talking after the {after}"
+    stopped = "false yield: stopped" if after == "backchannel" else "stopped"
+    lat = f" {e.latency_s:.2f} s" if e.latency_s is not None else ""
+    return f"{stopped}{lat} after the {after}"
 
 
 def _place_events(
