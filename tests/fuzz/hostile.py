@@ -1,0 +1,859 @@
+"""Hostile and malformed input files, generated from cutin's own fixtures, run
+through the real command line in this interpreter.
+
+Seeds: session logs that ``cutin simulate`` writes from the shipped scenarios, the
+real τ2-bench files in ``../shared/fixtures/tau2`` (when present; trimmed so a case
+runs fast), and the shipped scenario and gallery TOML. Each case applies one
+mutation (torn or flipped lines, a wrong type in a field cutin reads, huge numbers,
+NaN/Infinity, deep nesting, UTF-16/32, lone surrogates, terminal escape sequences
+and markup in texts, special and unreadable files) and runs one command
+(``cutin report``/``audit``/``judge``, ``overlaps --check``) on it.
+
+Every case must end, within :data:`TIME_LIMIT_S`, in either a clean result (exit 0,
+or judge's 1) or one clear error (exit 2, ``cutin: …`` lines only) and never in an
+exception; its output must hold no NaN/Inf and no raw control character, the HTML no
+live markup from the file, and a mutation that breaks data must be reported (an
+error or a warning), never dropped in silence.
+
+Run 10,000 cases (about 10 minutes on one core)::
+
+    .venv/bin/python -m tests.fuzz.hostile --cases 10000 --seed 1
+
+It prints the counts; ``--show N`` prints the first N failures in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TAU2_DIR = REPO_ROOT / ".." / "shared" / "fixtures" / "tau2"
+TIME_LIMIT_S = 20.0
+MARKER = "cutin_pwned"
+
+# Texts a file may carry that must never act where they are shown.
+ESCAPES = (
+    "\x1b]0;" + MARKER + "\x07",  # OSC: set the terminal title
+    "\x1b]8;;https://example.invalid/\x1b\\" + MARKER + "\x1b]8;;\x1b\\",  # OSC 8 link
+    "\x1b[2J\x1b[H",  # clear screen, cursor home
+    "\x1b[31m" + MARKER + "\x1b[0m",
+    "\x9b31m",  # 8-bit CSI
+    "\r" + MARKER,
+    "\x08\x08\x08",
+)
+MARKUP = (
+    f"<script>{MARKER}()</script>",
+    f'<img src=x onerror="{MARKER}()">',
+    f"[bold red]{MARKER}[/]",
+    f"](javascript:{MARKER}) | --- | `{MARKER}`",
+    f"</td></tr></table><h1>{MARKER}</h1>",
+)
+NONFINITE = ("NaN", "Infinity", "-Infinity", "1e999", "-1e400")
+HUGE_INTS = ("1" * 5000, "10000000000000000000", "9" * 400, "-" + "9" * 40)
+WRONG = {
+    str: (True, 5, [], {"a": 1}),
+    int: ("x", [], {}, 1.5e300),
+    float: ("x", [], {}, True),
+    bool: ("x", [], {}, 2),
+    list: (True, "x", 5, {}),
+    dict: (True, 5, []),  # not "x": tool-call arguments may be a JSON string
+}
+
+# JSON paths (``*`` = any index or key) of the τ2 fields cutin reads.
+_SIM_KEYS = "id task_id duration start_time reward_info review user_only_review messages ticks"
+_MESSAGE_KEYS = "role content tool_calls timestamp turn_idx is_audio"
+TAU2_FIELDS = tuple(
+    tuple(p.split("."))
+    for p in (
+        *_SIM_KEYS.split(" "),
+        *(f"messages.*.{k}" for k in _MESSAGE_KEYS.split(" ")),
+        "reward_info.reward",
+        "reward_info.reward_basis",
+        "reward_info.db_check",
+        "reward_info.nl_assertions",
+        "reward_info.action_checks",
+        "reward_info.nl_assertions.*.met",
+        "reward_info.nl_assertions.*.nl_assertion",
+        "messages.*.tool_calls.*.name",
+        "messages.*.tool_calls.*.arguments",
+        "ticks.*.user_chunk",
+        "ticks.*.agent_chunk",
+        "ticks.*.user_chunk.contains_speech",
+        "ticks.*.agent_chunk.contains_speech",
+        "ticks.*.user_chunk.turn_taking_action",
+        "ticks.*.user_chunk.turn_taking_action.action",
+    )
+)
+
+
+@dataclass
+class Seed:
+    kind: str  # log | tau2-file | tau2-dir | toml-scenario | toml-gallery
+    name: str
+    files: dict[str, bytes]
+    """Relative path → content; the first one is the one mutated."""
+
+
+@dataclass
+class Case:
+    number: int
+    seed: Seed
+    mutation: str
+    command: str
+    breaks_data: bool
+    """The mutation destroys or corrupts data cutin reads: it must be reported."""
+    files: dict[str, bytes] = field(default_factory=dict)
+    special: str | None = None
+    note: str = ""
+
+
+@dataclass
+class Outcome:
+    case: Case
+    status: str  # clean-error | loaded | loaded-with-warning | <failure kinds>
+    code: int | None
+    seconds: float
+    stdout: str = ""
+    stderr: str = ""
+    detail: str = ""
+
+
+FAILURES = ("traceback", "hang", "nan", "raw-control", "live-markup", "silent-drop", "bad-error")
+
+
+# ---------------------------------------------------------------- seeds
+def _simulated_logs(cache: Path) -> list[Seed]:
+    from cutin_tui.cli import main
+
+    out = cache / "logs"
+    if not any(out.glob("*.jsonl")):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            main(
+                [
+                    "simulate",
+                    "--scenario",
+                    "retail-order-change",
+                    "--scenario",
+                    "clinic-triage",
+                    "--beta",
+                    "0,0.8",
+                    "--runs",
+                    "1",
+                    "--seed",
+                    "7",
+                    "--out",
+                    str(out),
+                ]
+            )
+    return [
+        Seed("log", p.name, {"call.jsonl": p.read_bytes()}) for p in sorted(out.glob("*.jsonl"))
+    ]
+
+
+def _tau2_seeds() -> list[Seed]:
+    if not TAU2_DIR.is_dir():
+        return []
+    seeds: list[Seed] = []
+    mono = TAU2_DIR / "text_airline_results.json"
+    if mono.is_file():
+        data = json.loads(mono.read_bytes())
+        small = {**data, "simulations": data["simulations"][:3]}
+        seeds.append(Seed("tau2-file", "airline[:3]", {"results.json": _dump(small).encode()}))
+    folder = TAU2_DIR / "voice_full_duplex"
+    if folder.is_dir():
+        sims = sorted((folder / "simulations").glob("*.json"))
+        if sims:
+            sim = json.loads(sims[0].read_bytes())
+            sim["ticks"] = sim["ticks"][:400]
+            seeds.append(
+                Seed(
+                    "tau2-dir",
+                    "voice_full_duplex[0][:400 ticks]",
+                    {
+                        f"simulations/{sims[0].name}": _dump(sim).encode(),
+                        "results.json": (folder / "results.json").read_bytes(),
+                    },
+                )
+            )
+            seeds.append(
+                Seed(
+                    "tau2-dir",
+                    "voice_full_duplex results.json",
+                    {
+                        "results.json": (folder / "results.json").read_bytes(),
+                        f"simulations/{sims[0].name}": _dump(sim).encode(),
+                    },
+                )
+            )
+    return seeds
+
+
+def _toml_seeds() -> list[Seed]:
+    scen = sorted((REPO_ROOT / "sessions" / "scenarios" / "data").glob("*.toml"))
+    gal = sorted((REPO_ROOT / "replay" / "gallery" / "data").glob("*.toml"))
+    return [Seed("toml-scenario", p.name, {"scenario.toml": p.read_bytes()}) for p in scen[:2]] + [
+        Seed("toml-gallery", p.name, {"entry.toml": p.read_bytes()}) for p in gal[:3]
+    ]
+
+
+def seeds(cache: Path) -> list[Seed]:
+    return _simulated_logs(cache) + _tau2_seeds() + _toml_seeds()
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=None)
+
+
+# ---------------------------------------------------------------- mutations
+def _log_fields() -> dict[str, set[str]]:
+    """Typed fields of each session-log line type (from the log's own models)."""
+    from pydantic import BaseModel
+
+    from sessions.log import models
+
+    out: dict[str, set[str]] = {}
+    for obj in vars(models).values():
+        if isinstance(obj, type) and issubclass(obj, BaseModel):
+            fields = obj.model_fields
+            kind = fields.get("type")
+            name = kind.default if kind is not None else None
+            if isinstance(name, str):
+                out[name] = {
+                    k
+                    for k, f in fields.items()
+                    if k not in ("type",) and "Any" not in str(f.annotation)
+                }
+    out["header"] = out.get("header", set()) - {"schema_"}
+    return out
+
+
+_LOG_FIELDS: dict[str, set[str]] | None = None
+
+
+def _typed_paths_log(lines: list[Any]) -> list[tuple[int, str]]:
+    global _LOG_FIELDS
+    if _LOG_FIELDS is None:
+        _LOG_FIELDS = _log_fields()
+    out: list[tuple[int, str]] = []
+    for i, obj in enumerate(lines):
+        if not isinstance(obj, dict):
+            continue
+        typed = _LOG_FIELDS.get(str(obj.get("type", "header" if i == 0 else "")), set())
+        out.extend((i, k) for k in obj if k in typed and obj[k] is not None)
+    return out
+
+
+def _walk(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    stack = [(path, value)]
+    while stack:
+        p, v = stack.pop()
+        yield p, v
+        if isinstance(v, dict):
+            stack.extend(((*p, k), c) for k, c in v.items())
+        elif isinstance(v, list):
+            stack.extend(((*p, i), c) for i, c in enumerate(v))
+
+
+def _matches(path: tuple[Any, ...], pattern: tuple[str, ...]) -> bool:
+    if len(path) != len(pattern):
+        return False
+    return all(q == "*" or str(p) == q for p, q in zip(path, pattern, strict=True))
+
+
+def _tau2_typed_paths(doc: Any) -> list[tuple[Any, ...]]:
+    roots: list[tuple[Any, ...]] = []
+    if isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
+        roots = [("simulations", i) for i in range(len(doc["simulations"]))]
+    elif isinstance(doc, dict) and "task_id" in doc:
+        roots = [()]
+    out = []
+    for root in roots:
+        sub = _get(doc, root)
+        for p, v in _walk(sub):
+            if v is not None and any(_matches(p, pat) for pat in TAU2_FIELDS):
+                out.append((*root, *p))
+    return out
+
+
+def _get(doc: Any, path: tuple[Any, ...]) -> Any:
+    for p in path:
+        doc = doc[p]
+    return doc
+
+
+def _set(doc: Any, path: tuple[Any, ...], value: Any) -> None:
+    _get(doc, path[:-1])[path[-1]] = value
+
+
+def _wrong_for(value: Any, rng: random.Random) -> Any:
+    for kind in (bool, str, int, float, list, dict):
+        if isinstance(value, kind):
+            return rng.choice(WRONG[kind])
+    return True
+
+
+class Raw(str):
+    """JSON text spliced in verbatim (NaN, huge literals, deep nesting)."""
+
+
+def _encode(value: Any) -> str:
+    """json.dumps where :class:`Raw` values are spliced in as written."""
+    slots: list[str] = []
+
+    def mark(v: Any) -> Any:
+        if isinstance(v, Raw):
+            slots.append(str(v))
+            return f"\x00RAW{len(slots) - 1}\x00"
+        if isinstance(v, dict):
+            return {k: mark(c) for k, c in v.items()}
+        if isinstance(v, list):
+            return [mark(c) for c in v]
+        return v
+
+    text = _dump(mark(value))
+    for i, raw in enumerate(slots):
+        text = text.replace(json.dumps(f"\x00RAW{i}\x00"), raw)
+    return text
+
+
+def _deep(depth: int, rng: random.Random) -> Raw:
+    if rng.random() < 0.5:
+        return Raw("[" * depth + "]" * depth)
+    return Raw('{"a":' * depth + "1" + "}" * depth)
+
+
+def _strings(doc: Any) -> list[tuple[Any, ...]]:
+    return [p for p, v in _walk(doc) if isinstance(v, str) and p and len(v) > 2]
+
+
+def _numbers(doc: Any) -> list[tuple[Any, ...]]:
+    return [
+        p for p, v in _walk(doc) if isinstance(v, int | float) and not isinstance(v, bool) and p
+    ]
+
+
+Mutator = Callable[[Seed, random.Random], tuple[bytes, bool]]
+_NOTES: list[str] = []
+"""What the last mutation did (for describing a failing case)."""
+
+
+def _note(text: str) -> None:
+    _NOTES.append(text[:200])
+
+
+def _docs(seed: Seed) -> tuple[list[Any], bool]:
+    """The seed's first file as parsed JSON documents (one per line for JSONL)."""
+    raw = next(iter(seed.files.values())).decode("utf-8")
+    if seed.kind == "log":
+        return [json.loads(line) for line in raw.splitlines() if line.strip()], True
+    return [json.loads(raw)], False
+
+
+def _join(docs: list[Any], jsonl: bool) -> bytes:
+    if jsonl:
+        return ("\n".join(_encode(d) for d in docs) + "\n").encode("utf-8", "surrogatepass")
+    return _encode(docs[0]).encode("utf-8", "surrogatepass")
+
+
+def _pick_target(
+    seed: Seed, docs: list[Any], rng: random.Random, kind: str
+) -> tuple[int, tuple[Any, ...]] | None:
+    """A (document, path) to mutate: a typed field, a string or a number."""
+    if kind == "typed":
+        if seed.kind == "log":
+            choices = [(i, (k,)) for i, k in _typed_paths_log(docs)]
+        else:
+            choices = [(0, p) for p in _tau2_typed_paths(docs[0])]
+    else:
+        finder = _strings if kind == "string" else _numbers
+        choices = [(i, p) for i, d in enumerate(docs) for p in finder(d)]
+    return rng.choice(choices) if choices else None
+
+
+def m_wrong_type(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    docs, jsonl = _docs(seed)
+    target = _pick_target(seed, docs, rng, "typed")
+    if target is None:
+        return _join(docs, jsonl), False
+    i, path = target
+    _set(docs[i], path, _wrong_for(_get(docs[i], path), rng))
+    _note(f"doc {i} {path} = {_get(docs[i], path)!r}")
+    return _join(docs, jsonl), True
+
+
+def m_nonfinite(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    docs, jsonl = _docs(seed)
+    target = _pick_target(seed, docs, rng, "number")
+    if target is None:
+        return _join(docs, jsonl), False
+    i, path = target
+    _set(docs[i], path, Raw(rng.choice(NONFINITE)))
+    _note(f"doc {i} {path} = {_get(docs[i], path)}")
+    return _join(docs, jsonl), True
+
+
+def m_huge_int(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    docs, jsonl = _docs(seed)
+    target = _pick_target(seed, docs, rng, rng.choice(("number", "typed")))
+    if target is None:
+        return _join(docs, jsonl), False
+    i, path = target
+    literal = rng.choice(HUGE_INTS)
+    _set(docs[i], path, Raw(literal))
+    _note(f"doc {i} {path} = {literal[:30]}…")
+    # A 20-digit integer is a legal value for an untyped field; it breaks data only
+    # where cutin reads a number of bounded range.
+    return _join(docs, jsonl), len(literal.lstrip("-")) > 30
+
+
+def m_deep(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    docs, jsonl = _docs(seed)
+    target = _pick_target(seed, docs, rng, rng.choice(("string", "number", "typed")))
+    if target is None:
+        return _join(docs, jsonl), False
+    i, path = target
+    _set(docs[i], path, _deep(rng.choice((70, 200, 1000, 5000, 100_000)), rng))
+    return _join(docs, jsonl), True
+
+
+def m_text(payloads: tuple[str, ...]) -> Mutator:
+    def mutate(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+        docs, jsonl = _docs(seed)
+        for _ in range(rng.randint(1, 4)):
+            target = _pick_target(seed, docs, rng, "string")
+            if target is None:
+                break
+            i, path = target
+            text = _get(docs[i], path)
+            at = rng.randint(0, len(text))
+            _set(docs[i], path, text[:at] + rng.choice(payloads) + text[at:])
+        return _join(docs, jsonl), False
+
+    return mutate
+
+
+def m_surrogate(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    docs, jsonl = _docs(seed)
+    target = _pick_target(seed, docs, rng, "string")
+    if target is None:
+        return _join(docs, jsonl), False
+    i, path = target
+    text = _get(docs[i], path)
+    at = rng.randint(0, len(text))
+    bad = rng.choice(("\\ud800", "\\udfff", "\\udc00\\ud800", "\\ud83d"))
+    _set(docs[i], path, Raw(json.dumps(text[:at])[:-1] + bad + json.dumps(text[at:])[1:]))
+    return _join(docs, jsonl), False
+
+
+def _raw(seed: Seed) -> bytes:
+    return next(iter(seed.files.values()))
+
+
+def m_torn(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    raw = _raw(seed)
+    cut = rng.randint(1, max(1, len(raw) - 1))
+    return raw[:cut], True
+
+
+def m_flip(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    raw = bytearray(_raw(seed))
+    for _ in range(rng.randint(1, 4)):
+        pos = rng.randrange(len(raw))
+        raw[pos] = rng.choice((raw[pos] ^ (1 << rng.randrange(8)), rng.randrange(256)))
+    # A flipped letter is different data, not lost data: judged for crashes only.
+    return bytes(raw), False
+
+
+def m_lines(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    """Torn, garbled, doubled or swapped lines in the middle of a file."""
+    lines = _raw(seed).split(b"\n")
+    if len(lines) < 3:
+        return m_torn(seed, rng)
+    i = rng.randrange(1, len(lines) - 1)
+    op = rng.choice(("tear", "garble", "swap", "dup", "blank", "array", "scalar"))
+    breaks = True
+    if op == "tear":
+        lines[i] = lines[i][: rng.randint(0, max(0, len(lines[i]) - 1))]
+    if op == "garble":
+        lines[i] = rng.choice((b"\xff\xfe garbage", b"{not json", b"}", b"\x00" * 20))
+    if op == "swap" and i + 1 < len(lines):
+        lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        breaks = False
+    if op == "dup":
+        lines.insert(i, lines[i])
+        breaks = False
+    if op == "blank":
+        lines.insert(i, b"   ")
+        breaks = False
+    _note(f"line {i + 1}: {op}")
+    if op == "array":
+        lines[i] = b"[" + lines[i] + b"]"
+    if op == "scalar":
+        lines[i] = rng.choice((b"5", b"null", b'"text"', b"true"))
+    return b"\n".join(lines), breaks
+
+
+def m_encoding(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    text = _raw(seed).decode("utf-8")
+    codec = rng.choice(("utf-16", "utf-16-le", "utf-16-be", "utf-32", "latin-1", "utf-8-sig"))
+    try:
+        raw = text.encode(codec)
+    except UnicodeEncodeError:
+        raw = text.encode("latin-1", "replace")
+    _note(codec)
+    # Latin-1 of pure ASCII is the same bytes, and "?" for what Latin-1 lacks is still
+    # UTF-8: different data, not unreadable data. Only undecodable bytes must be reported.
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw, True
+    return raw, codec.startswith(("utf-16", "utf-32"))
+
+
+def m_empty(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    return rng.choice(
+        (b"", b"\n", b"   \n\n", b"\x00" * 64, b"\xef\xbb\xbf", b"{}", b"[]", b"null")
+    ), True
+
+
+def m_huge_text(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    docs, jsonl = _docs(seed)
+    target = _pick_target(seed, docs, rng, "string")
+    if target is None:
+        return _join(docs, jsonl), False
+    i, path = target
+    _set(docs[i], path, rng.choice(("word " * 200_000, "x" * 1_000_000, "\n" * 100_000)))
+    return _join(docs, jsonl), False
+
+
+def m_toml(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    """TOML-specific: inf/nan, huge ints, deep arrays, wrong types, escapes."""
+    text = _raw(seed).decode("utf-8")
+    lines = text.split("\n")
+    values = [i for i, line in enumerate(lines) if re.match(r"^\s*[A-Za-z_]+\s*=", line)]
+    if not values:
+        return m_torn(seed, rng)
+    i = rng.choice(values)
+    key = lines[i].split("=", 1)[0]
+    breaking = ("inf", "nan", "-inf", "1" * 5000, "[" * 3000 + "]" * 3000, "[" * 80 + "]" * 80)
+    harmless = (  # may or may not be valid where they land; must never crash
+        "true",
+        "{ a = 1 }",
+        '"\\u001b]0;' + MARKER + '\\u0007"',
+        '"' + MARKUP[0] + '"',
+        '"\\ud800"',
+    )
+    value = rng.choice(breaking + harmless)
+    lines[i] = f"{key}= {value}"
+    _note(f"line {i + 1}: {lines[i][:80]}")
+    return "\n".join(lines).encode("utf-8"), value in breaking
+
+
+MUTATIONS: dict[str, Mutator] = {
+    "wrong-type": m_wrong_type,
+    "nonfinite": m_nonfinite,
+    "huge-int": m_huge_int,
+    "deep": m_deep,
+    "escapes": m_text(ESCAPES),
+    "markup": m_text(MARKUP),
+    "surrogate": m_surrogate,
+    "torn": m_torn,
+    "flip": m_flip,
+    "lines": m_lines,
+    "encoding": m_encoding,
+    "empty": m_empty,
+    "huge-text": m_huge_text,
+}
+SPECIALS = ("fifo", "dev-zero", "dir", "unreadable", "dangling", "fifo-in-folder")
+
+
+# ---------------------------------------------------------------- cases
+def make_case(number: int, seeds: list[Seed], rng: random.Random) -> Case:
+    # Logs and τ2 files are most of what users open; TOML gets one case in six.
+    families = sorted({s.kind.split("-")[0] for s in seeds})
+    weights = [1 if f == "toml" else 2.5 for f in families]
+    family = rng.choices(families, weights)[0]
+    seed = rng.choice([s for s in seeds if s.kind.split("-")[0] == family])
+    if seed.kind.startswith("toml"):
+        command = "judge-scenario" if seed.kind == "toml-scenario" else "overlaps-check"
+        if rng.random() < 0.08:
+            special = rng.choice(SPECIALS[:5])
+            return Case(
+                number, seed, f"special:{special}", command, True, dict(seed.files), special
+            )
+        _NOTES.clear()
+        raw, breaks = (
+            m_toml(seed, rng)
+            if rng.random() < 0.6
+            else MUTATIONS[rng.choice(("torn", "flip", "encoding", "empty"))](seed, rng)
+        )
+        files = dict(seed.files)
+        files[next(iter(files))] = raw
+        return Case(number, seed, "toml", command, breaks, files, note="; ".join(_NOTES))
+    command = rng.choice(
+        ("report-md", "report-html", "report-json", "audit", "audit-json", "judge")
+    )
+    if rng.random() < 0.05:
+        special = rng.choice(SPECIALS)
+        return Case(number, seed, f"special:{special}", command, True, dict(seed.files), special)
+    name = rng.choice(tuple(MUTATIONS))
+    _NOTES.clear()
+    raw, breaks = MUTATIONS[name](seed, rng)
+    files = dict(seed.files)
+    files[next(iter(files))] = raw
+    return Case(number, seed, name, command, breaks, files, note="; ".join(_NOTES))
+
+
+def _lay_out(case: Case, root: Path) -> list[str]:
+    """Write the case's files under ``root``; returns the PATH arguments."""
+    for rel, raw in case.files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(raw)
+    first = root / next(iter(case.files))
+    target = root if case.seed.kind == "tau2-dir" else first
+    special = case.special
+    if special is not None:
+        victim = first
+        victim.unlink()
+        if special == "fifo":
+            os.mkfifo(victim)
+        elif special == "dev-zero":
+            victim.symlink_to("/dev/zero")
+        elif special == "dir":
+            victim.mkdir()
+        elif special == "unreadable":
+            # Root reads any mode-000 file, so use one that fails to read for everyone.
+            victim.symlink_to("/proc/self/mem")
+        elif special == "dangling":
+            victim.symlink_to(root / "no-such-file")
+        elif special == "fifo-in-folder":
+            # Among the logs of a folder, or the simulations of a τ2 results folder.
+            extra = root / (
+                "simulations/zz.json" if case.seed.kind.startswith("tau2") else "zz.jsonl"
+            )
+            extra.parent.mkdir(parents=True, exist_ok=True)
+            os.mkfifo(extra)
+            victim.write_bytes(case.files[next(iter(case.files))])
+            target = root
+    return [str(target)]
+
+
+def _argv(case: Case, paths: list[str], root: Path) -> list[str]:
+    c = case.command
+    if c.startswith("report-"):
+        return ["report", *paths, "--format", c.removeprefix("report-")]
+    if c == "audit":
+        return ["audit", *paths, "--resamples", "50"]
+    if c == "audit-json":
+        return ["audit", *paths, "--json", "--resamples", "50"]
+    if c == "judge":
+        return ["judge", *paths, "-v", *(["--dry-run"] if case.number % 2 else [])]
+    if c == "judge-scenario":
+        log = root / "plain.jsonl"
+        _plain_log(log)
+        return ["judge", str(log), "--dry-run", "--scenario", paths[0]]
+    return ["overlaps", "--check", *paths, "--no-sound", "--speed", "1000"]
+
+
+def _plain_log(path: Path) -> None:
+    from sessions.log import EndEvent, Header, SessionWriter
+
+    with SessionWriter(
+        path, Header(session_id="plain", started_at="2026-01-01T00:00:00+00:00")
+    ) as w:
+        w.write(EndEvent(t=1.0))
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise Hang()
+
+
+_NAN = re.compile(r"(?<![A-Za-z0-9_])(nan|inf|infinity|-inf)(?![A-Za-z0-9_])", re.IGNORECASE)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def run_case(case: Case, workdir: Path) -> Outcome:
+    from cutin_tui.cli import main
+
+    root = workdir / f"case{case.number}"
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    paths = _lay_out(case, root)
+    argv = _argv(case, paths, root)
+    out_b, err_b = io.BytesIO(), io.BytesIO()
+    out = io.TextIOWrapper(out_b, encoding="utf-8", errors="strict", write_through=True)
+    err = io.TextIOWrapper(err_b, encoding="utf-8", errors="strict", write_through=True)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    start = time.perf_counter()
+    code: int | None = None
+    status = ""
+    detail = ""
+    try:
+        signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    except Hang:
+        status = "hang"
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+    except BaseException:
+        status = "traceback"
+        detail = traceback.format_exc(limit=-6)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    seconds = time.perf_counter() - start
+    with contextlib.suppress(ValueError):
+        out.flush()
+        err.flush()
+    stdout = out_b.getvalue().decode("utf-8", "replace")
+    stderr = err_b.getvalue().decode("utf-8", "replace")
+    if not status:
+        status = _judge(case, code, stdout, stderr)
+    shutil.rmtree(root, ignore_errors=True)
+    return Outcome(case, status, code, seconds, stdout[-3000:], stderr[-3000:], detail)
+
+
+def _judge(case: Case, code: int | None, stdout: str, stderr: str) -> str:
+    both = stdout + stderr
+    # An error may quote the token it refused ("NaN is not a finite number").
+    quoted = [line for line in stderr.splitlines() if "finite" not in line]
+    if _NAN.search(stdout) or any(_NAN.search(line) for line in quoted):
+        return "nan"
+    if _CONTROL.search(both.replace("\n", "").replace("\t", "")):
+        return "raw-control"
+    if case.command == "report-html" and re.search(
+        rf"<(script|img|h1)[^>]*>?[^<]*{MARKER}", stdout
+    ):
+        return "live-markup"
+    if case.command == "overlaps-check" and code == 1 and stderr.strip():
+        return "clean-error"  # the check's own verdict: the file does not validate
+    if code == 2:
+        lines = [line for line in stderr.splitlines() if line]
+        if not lines or not all(line.startswith("cutin") for line in lines):
+            return "bad-error"
+        return "clean-error"
+    if code not in (0, 1):
+        return "bad-error"
+    warned = any(w in both for w in ("warning:", "skipped"))
+    if case.breaks_data and not warned and _silent(case, stdout, stderr):
+        return "silent-drop"
+    return "loaded-with-warning" if warned else "loaded"
+
+
+def _silent(case: Case, stdout: str, stderr: str) -> bool:
+    """A data-breaking mutation that exited cleanly with no warning. Some cannot
+    lose data (a torn τ2 file that is still valid JSON does not exist; a TOML change
+    the command does not read): those are judged by the command's own report."""
+    if case.command == "overlaps-check":
+        return "ok" not in stdout.lower() and "shows" not in stdout.lower()
+    return True
+
+
+# ---------------------------------------------------------------- driver
+def run(
+    cases: int,
+    seed: int,
+    workdir: Path | None = None,
+    cache: Path | None = None,
+    progress: bool = False,
+) -> tuple[Counter[str], list[Outcome], float]:
+    own = workdir is None
+    work = workdir or Path(tempfile.mkdtemp(prefix="cutin-hostile-"))
+    cache = cache or work / "seeds"
+    cache.mkdir(parents=True, exist_ok=True)
+    # Replay reads sidecars and sessions relative to HOME/XDG; keep them inside work.
+    os.environ["CUTIN_SESSIONS_DIR"] = str(work / "sessions")
+    os.environ["CUTIN_CACHE_DIR"] = str(work / "cache")
+    all_seeds = seeds(cache)
+    rng = random.Random(seed)
+    counts: Counter[str] = Counter()
+    bad: list[Outcome] = []
+    slowest = 0.0
+    try:
+        for n in range(cases):
+            case = make_case(n, all_seeds, rng)
+            outcome = run_case(case, work)
+            counts[outcome.status] += 1
+            counts[f"mutation:{case.mutation.split(':')[0]}"] += 1
+            slowest = max(slowest, outcome.seconds)
+            if outcome.status in FAILURES:
+                bad.append(outcome)
+            if progress and (n + 1) % 500 == 0:
+                print(f"{n + 1} cases: {_summary(counts)}", file=sys.stderr, flush=True)
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+    return counts, bad, slowest
+
+
+def _summary(counts: Counter[str]) -> str:
+    keys = ("clean-error", "loaded", "loaded-with-warning", *FAILURES)
+    return ", ".join(f"{k} {counts.get(k, 0)}" for k in keys)
+
+
+def describe(outcome: Outcome) -> str:
+    c = outcome.case
+    return (
+        f"case {c.number}: {outcome.status} (exit {outcome.code}, {outcome.seconds:.1f} s) "
+        f"seed {c.seed.kind} {c.seed.name}, mutation {c.mutation} ({c.note}), "
+        f"command {c.command}\n"
+        f"{outcome.detail}stderr: {outcome.stderr[-800:]!r}\nstdout: {outcome.stdout[-400:]!r}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.fuzz.hostile",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--cases", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--show", type=int, default=5, help="print this many failures")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    counts, bad, slowest = run(args.cases, args.seed, progress=True)
+    print(
+        f"cases {args.cases} (seed {args.seed}) in {time.perf_counter() - start:.0f} s, "
+        f"slowest {slowest:.1f} s"
+    )
+    print(_summary(counts))
+    print(
+        "mutations: "
+        + ", ".join(
+            f"{k.removeprefix('mutation:')} {v}"
+            for k, v in sorted(counts.items())
+            if k.startswith("mutation:")
+        )
+    )
+    for outcome in bad[: args.show]:
+        print("\n" + describe(outcome))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""sessions/safe_files: the one boundary every file cutin reads goes through."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sessions.safe_files import (
+    MAX_DEPTH,
+    FileError,
+    clean_text,
+    parse_json,
+    parse_toml,
+    read_bytes,
+    read_json,
+    read_text,
+    terminal_line,
+)
+
+
+def test_special_files_are_refused_before_they_are_opened(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with pytest.raises(FileError, match=r"pipe.json: cannot read: a FIFO"):
+        read_bytes(fifo)  # would block forever if it were opened
+    with pytest.raises(FileError, match="a directory"):
+        read_bytes(tmp_path)
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(FileError, match="a device"):
+        read_bytes(zero)
+    with pytest.raises(FileError, match="No such file"):
+        read_bytes(tmp_path / "missing.json")
+
+
+def test_the_size_cap(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_bytes(b"[" + b"1," * 100 + b"1]")
+    assert len(read_json(big)) == 101
+    with pytest.raises(FileError, match=r"too large \(203 bytes; the limit is 100\)"):
+        read_bytes(big, max_bytes=100)
+
+
+def test_encodings_name_the_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "x.txt"
+    path.write_bytes("ok\nsecond line\n".encode("utf-16"))
+    with pytest.raises(FileError, match="UTF-16 text; cutin reads UTF-8"):
+        read_text(path)
+    path.write_bytes(b"fine\nbad \xff here\n")
+    with pytest.raises(FileError, match=r"x.txt:2:5: not UTF-8 text: byte 0xff"):
+        read_text(path)
+    path.write_bytes(b"\xef\xbb\xbfwith a BOM")
+    assert read_text(path) == "with a BOM"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": [1, NaN]}', r"f.json:1:11: NaN is not a number"),
+        ('{"a":\n  Infinity}', r"f.json:2:3: Infinity is not a number"),
+        ('{"a": 1e400}', r"f.json:1:7: number 1e400 is out of range"),
+        ('{"a": 2e18}', r"number 2e18 is out of range"),
+        ('{"a": ' + "1" * 5000 + "}", r"integer with 5,000 digits \(at most 30\)"),
+        ("[" * 5000 + "]" * 5000, r"nested deeper than 64"),
+        ('{"a": ' + "[" * 70 + "]" * 70 + "}", r"f.json: \$.a\[0\]\[0\].*nested deeper"),
+        ('{"a": 1,}', r"f.json:1:9: not valid JSON"),
+    ],
+)
+def test_json_limits(text: str, message: str) -> None:
+    with pytest.raises(FileError, match=message):
+        parse_json(text, "f.json")
+
+
+def test_a_jsonl_line_is_named_by_its_line_number() -> None:
+    with pytest.raises(FileError, match=r"log.jsonl:7:7: NaN"):
+        parse_json('{"t": NaN}', "log.jsonl", line=7)
+
+
+def test_deep_but_allowed_nesting_and_big_but_allowed_numbers_load() -> None:
+    deep = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert parse_json(deep, "f") is not None
+    assert parse_json('{"seed": 18446744073709551615, "x": -1.5e17}', "f") == {
+        "seed": 2**64 - 1,
+        "x": -1.5e17,
+    }
+
+
+def test_texts_are_cleaned_for_every_screen() -> None:
+    raw = '{"text\\u001b[2J": "a\\u001b]0;title\\u0007b \\ud800 c\\r\\nd\\u009b", "n": "\\n\\t"}'
+    data = parse_json(raw, "f")
+    assert data == {"text␛[2J": "a␛]0;title␇b \ufffd c\nd\ufffd", "n": "\n\t"}
+    assert clean_text("plain text stays the same object") == "plain text stays the same object"
+    assert terminal_line("two\nlines\x1b") == "two␤lines␛"
+    json.dumps(data, ensure_ascii=False).encode("utf-8")  # no lone surrogate survives
+
+
+def test_toml_gets_the_same_limits() -> None:
+    assert parse_toml('a = 1\nb = "x"', "s.toml") == {"a": 1, "b": "x"}
+    with pytest.raises(FileError, match=r"s.toml: \$.a: inf is not a finite number"):
+        parse_toml("a = inf", "s.toml")
+    with pytest.raises(FileError, match=r"s\.toml: bad number"):
+        parse_toml("a = " + "1" * 5000, "s.toml")
+    with pytest.raises(FileError, match=r"s\.toml: TOML nested deeper"):
+        parse_toml("a = " + "[" * 3000 + "]" * 3000, "s.toml")
+    assert parse_toml('a = "\\u001b]0;x\\u0007"', "s.toml") == {"a": "␛]0;x␇"}
