@@ -2,11 +2,14 @@
 
 The remote loop feeds every 32 ms frame of the agent's audio to :meth:`AgentEars.prob`
 (the pause detector's input) and, while an agent turn is open, to :meth:`push`. The
-turn is transcribed with faster-whisper (word times on the call clock) by a worker
-thread that catches up whenever a second of new audio is waiting or a pause asks for
-it; on the virtual clock, synchronously, so a test call is repeatable.
+turn is transcribed with faster-whisper one *segment* at a time: the audio between two
+of the agent's pauses is cut at the pause (a word boundary by construction) and
+transcribed once, on a worker thread, with word times on the call clock. Each piece of
+audio is transcribed exactly once, so the cost stays linear in the call's length and
+the worker keeps up with the agent on a small machine. On the virtual clock the work
+is done inline, so a test call is repeatable.
 
-A decision at a short pause may come before the newest audio is transcribed: the
+A decision at a short pause may come before the newest segment is transcribed: the
 words not yet transcribed are *estimated* from their speech time at the rate this
 agent has spoken so far, and the estimate is logged beside the decision.
 """
@@ -15,17 +18,44 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from sessions.speech.stt import HeardSoFar, Transcriber
+from sessions.speech import SAMPLE_RATE
+from sessions.speech.stt import Transcriber
 from sessions.speech.vad import FrameVad
 from sessions.speech.words import TimedWord
 
 Audio = npt.NDArray[np.float32]
 DEFAULT_WORDS_PER_S = 2.6
 """A conversational rate (~155 wpm) until this agent's own rate is known."""
+PAD_S = 0.1
+"""Audio kept on both sides of a segment cut, so a word's edges are not clipped."""
+
+
+@dataclass
+class _TurnAudio:
+    """One agent turn's audio and what of it is transcribed."""
+
+    t0: float
+    chunks: list[Audio] = field(default_factory=list)
+    samples: int = 0
+    cut: int = 0
+    """Samples up to here are handed to STT (segment boundaries)."""
+    words: list[TimedWord] = field(default_factory=list)
+    speech_s: float = 0.0
+    speech_at_cut: float = 0.0
+    """Speech seconds up to ``cut`` (what the transcribed words cover)."""
+    pending_speech_s: float = 0.0
+    """Speech handed to STT whose words have not come back yet."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def audio(self, i0: int, i1: int) -> Audio:
+        data = np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.float32)
+        self.chunks = [data]
+        return data[max(0, i0) : i1].copy()
 
 
 class AgentEars:
@@ -35,19 +65,14 @@ class AgentEars:
         transcriber: Transcriber | None,
         *,
         inline: bool,
-        every_s: float = 1.0,
     ) -> None:
         self.vad = vad
         self.vad.reset()
         self.transcriber = transcriber
         self.inline = inline
-        self.every_s = every_s
-        self._heard: HeardSoFar | None = None
+        self._turn: _TurnAudio | None = None
         self._pool: ThreadPoolExecutor | None = None
-        self._job: Future[list[TimedWord]] | None = None
         self._lock = threading.Lock()
-        self._turn_speech_s = 0.0
-        self._transcribed_speech_s = 0.0
         self._words_total = 0
         self._speech_total_s = 0.0
         self.errors: list[str] = []
@@ -58,82 +83,109 @@ class AgentEars:
         return float(self.vad.run(frame.reshape(1, -1))[0])
 
     def start_turn(self, t0: float, lead: Audio | None = None) -> None:
-        """A new agent turn whose audio starts at ``t0`` (``lead``: its first samples).
-
-        Each turn has its own buffer, so the previous turn's final transcription can
-        still be running on the worker while this one is heard."""
-        self._turn_speech_s = 0.0
-        self._transcribed_speech_s = 0.0
-        if self.transcriber is not None:
-            self._heard = HeardSoFar(self.transcriber, t0=t0)
-            if lead is not None and lead.size:
-                self._heard.push(lead)
+        """A new agent turn whose audio (``lead`` first, if given) starts at ``t0``."""
+        self._turn = _TurnAudio(t0)
+        if lead is not None and lead.size:
+            self._append(lead)
 
     def push(self, frame: Audio, *, speaking: bool, frame_s: float) -> None:
+        if self._turn is None:
+            return
         if speaking:
-            self._turn_speech_s += frame_s
-        if self._heard is not None:
-            self._heard.push(frame)
-            if not self.inline and self._heard.pending_seconds >= self.every_s:
-                self.request()
+            self._turn.speech_s += frame_s
+        self._append(frame)
+
+    def _append(self, samples: Audio) -> None:
+        turn = self._turn
+        assert turn is not None
+        chunk = np.asarray(samples, dtype=np.float32).reshape(-1).copy()
+        turn.chunks.append(chunk)
+        turn.samples += chunk.size
 
     # ---- transcripts --------------------------------------------------------------
 
-    def request(self) -> None:
-        """Bring the transcript up to date (in the background in real time)."""
-        heard = self._heard
-        if heard is None:
+    def segment(self, boundary_t: float) -> None:
+        """Transcribe the turn's audio up to ``boundary_t`` (a pause's silence start)."""
+        turn = self._turn
+        if turn is None:
             return
-        speech_now = self._turn_speech_s
+        self._submit(turn, round((boundary_t - turn.t0) * SAMPLE_RATE))
+
+    def _submit(self, turn: _TurnAudio, upto: int) -> Future[None]:
+        upto = min(upto + round(PAD_S * SAMPLE_RATE), turn.samples)
+        done: Future[None] = Future()
+        if upto <= turn.cut or self.transcriber is None:
+            if self.inline or self._pool is None:
+                done.set_result(None)
+                return done
+            return self._pool.submit(lambda: None)  # after the segments already queued
+        start = turn.cut
+        audio = turn.audio(start - round(PAD_S * SAMPLE_RATE), upto)
+        offset = turn.t0 + max(0, start - round(PAD_S * SAMPLE_RATE)) / SAMPLE_RATE
+        turn.cut = upto
+        speech = turn.speech_s - turn.speech_at_cut
+        turn.speech_at_cut = turn.speech_s
+        turn.pending_speech_s += speech
+        skip_before = turn.t0 + start / SAMPLE_RATE
+
+        def work() -> None:
+            words = self._transcribe(audio, offset)
+            # Words whose middle falls in the padding belong to the previous segment.
+            kept = [w for w in words if (w.start + w.end) / 2 >= skip_before - 1e-6]
+            with turn.lock:
+                turn.words.extend(kept)
+                turn.pending_speech_s -= speech
+
         if self.inline:
-            self._run(heard, speech_now)
-            return
-        with self._lock:
-            if self._job is not None and not self._job.done():
-                return
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(1, thread_name_prefix="cutin-agent-stt")
-            self._job = self._pool.submit(self._run, heard, speech_now)
-
-    def _run(self, heard: HeardSoFar, speech_s: float) -> list[TimedWord]:
-        try:
-            words = heard.update()
-        except Exception as exc:  # an STT failure must not end the call: log, estimate
-            self.errors.append(f"{type(exc).__name__}: {exc}")
-            return []
-        if heard is self._heard:  # not a turn that has ended meanwhile
-            self._transcribed_speech_s = speech_s
-        return words
-
-    def words(self) -> list[TimedWord]:
-        """The newest transcript of the turn so far (may lag the audio)."""
-        return list(self._heard.words) if self._heard is not None else []
-
-    def close_turn(self) -> Future[list[TimedWord]]:
-        """The turn is over: its whole transcript, as a future (done at once when inline).
-
-        Counted into this agent's speaking rate when it completes."""
-        heard, speech_s = self._heard, self._turn_speech_s
-        self._heard = None
-
-        def final() -> list[TimedWord]:
-            words = self._run(heard, speech_s) if heard is not None else []
-            self._words_total += len(words)
-            self._speech_total_s += speech_s
-            return words
-
-        if self.inline or heard is None:
-            done: Future[list[TimedWord]] = Future()
-            done.set_result(final())
+            work()
+            done.set_result(None)
             return done
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="cutin-agent-stt")
-            return self._pool.submit(final)
+            return self._pool.submit(work)
+
+    def _transcribe(self, audio: Audio, t0: float) -> list[TimedWord]:
+        assert self.transcriber is not None
+        try:
+            return self.transcriber.transcribe(audio, t0=t0).words
+        except Exception as exc:  # an STT failure must not end the call: log, estimate
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            return []
+
+    def close_turn(self) -> Future[list[TimedWord]]:
+        """The turn is over: its whole transcript, as a future (done at once when inline).
+
+        The rest of its audio is transcribed after the segments already queued; the
+        turn's words then count towards this agent's speaking rate."""
+        turn = self._turn
+        self._turn = None
+        result: Future[list[TimedWord]] = Future()
+        if turn is None:
+            result.set_result([])
+            return result
+        last = self._submit(turn, turn.samples)
+
+        def finish(_: object) -> None:
+            words = sorted(turn.words, key=lambda w: w.start)
+            self._words_total += len(words)
+            self._speech_total_s += turn.speech_s
+            result.set_result(words)
+
+        last.add_done_callback(finish)
+        return result
 
     @property
     def turn_speech_s(self) -> float:
-        return self._turn_speech_s
+        return self._turn.speech_s if self._turn is not None else 0.0
+
+    def words(self) -> list[TimedWord]:
+        """The current turn's words transcribed so far (they lag the audio)."""
+        turn = self._turn
+        if turn is None:
+            return []
+        with turn.lock:
+            return sorted(turn.words, key=lambda w: w.start)
 
     def words_per_s(self) -> float:
         if self._words_total >= 10 and self._speech_total_s > 1.0:
@@ -142,11 +194,15 @@ class AgentEars:
 
     def heard_by(self, t: float) -> tuple[list[TimedWord], int]:
         """Words ended by ``t``, and an estimate of words in speech not yet transcribed."""
+        turn = self._turn
+        if turn is None:
+            return [], 0
         words = [w for w in self.words() if w.end <= t + 1e-9]
-        untranscribed = max(0.0, self._turn_speech_s - self._transcribed_speech_s)
-        if self._heard is None:
-            untranscribed = self._turn_speech_s
-        return words, round(untranscribed * self.words_per_s())
+        with turn.lock:
+            untranscribed = turn.speech_s - turn.speech_at_cut + turn.pending_speech_s
+        if self.transcriber is None:
+            untranscribed = turn.speech_s
+        return words, round(max(0.0, untranscribed) * self.words_per_s())
 
     def close(self) -> None:
         if self._pool is not None:

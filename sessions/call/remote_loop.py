@@ -284,6 +284,7 @@ class RemoteCallLoop:
         speaking = self.detector.in_speech
         if self._turn is not None:
             self.ears.push(agent, speaking=speaking, frame_s=frame_s)
+            self._report_words(self._turn, self.ears.words())
             if speaking and caller_was_active:
                 self._turn.talk_over_s += frame_s
         elif not speaking:
@@ -441,9 +442,8 @@ class RemoteCallLoop:
         self.emit(SpeechStart(t=ev.t, speaker="agent", turn=index))
         self.emit(AgentTurnStart(t=onset, turn=index, response_latency_s=latency))
 
-    def _report_words(self, turn: _Turn, words: list[TimedWord], *, final: bool) -> None:
-        usable = words if final else words[:-1]  # the last word may still be growing
-        new = usable[turn.words_reported :]
+    def _report_words(self, turn: _Turn, words: list[TimedWord]) -> None:
+        new = words[turn.words_reported :]
         if not new:
             return
         self.emit(
@@ -489,7 +489,7 @@ class RemoteCallLoop:
                 self.emit(ErrorEvent(t=c.t, where="stt", message=err))
             self.ears.errors.clear()
             turn = c.turn
-            self._report_words(turn, words, final=True)
+            self._report_words(turn, words)
             text = " ".join(w.word for w in words)
             cut_word = None
             if turn.cut_t is not None:
@@ -537,7 +537,8 @@ class RemoteCallLoop:
         return situation, {"words_transcribed": len(words), "words_estimated": estimated}
 
     def _opportunity(self, ev: PauseEvent, turn: _Turn) -> None:
-        self.ears.request()  # inline on the virtual clock; in the background in real time
+        # The segment that just ended goes to STT (inline on the virtual clock).
+        self.ears.segment(ev.silence_start if ev.silence_start is not None else ev.t)
         situation, heard = self._situation(turn, ev.t)
         ctx = PolicyContext(
             t=ev.t,
