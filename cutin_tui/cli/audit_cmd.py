@@ -18,7 +18,10 @@ DESCRIPTION = (
     "before any action), Kendall's τ-b of each dial against its realized rate, and "
     "Wilcoxon signed-rank tests against the dial-at-0 baseline paired by session "
     "(scenario, run and base seed as logged: 20 runs give 20 pairs; fewer than 6 "
-    "pairs are noted). PATH is a "
+    "pairs are noted). Calls to your own agent (--agent twilio:...|realtime) add an "
+    "'agent under test' table: its yield rate and latency after the caller cuts in, "
+    "false yields after backchannels, response latency, talk-over and pauses per "
+    "minute of its speech, pooled per condition with intervals over calls. PATH is a "
     "cutin session log, a folder of logs, or a τ2-bench results file or folder "
     "(full-duplex trials: opportunity = classifier consultation). With --texts, "
     "audits injection itself on a text file of user turns (one per line, a blank "
@@ -39,7 +42,11 @@ def configure(p: argparse.ArgumentParser) -> None:
             "(default: alpha,beta,gamma,policy,model; with --texts: alpha)"
         ),
     )
-    p.add_argument("--json", action="store_true", help="print JSON: disfluency, turn_taking, tests")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: disfluency, turn_taking, tests (and agent_under_test for black-box calls)",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument(
         "--resamples",

@@ -189,6 +189,11 @@ class RealtimeLine:
     for an item after cutin truncated it is dropped, as client apps do, and reported
     (``agent audio after truncate``, then ``agent talked on after truncate`` with the
     seconds); ``play_after_truncate`` plays it instead.
+
+    ``append_ms`` batches caller audio into ``input_audio_buffer.append`` events of at
+    least that much. The default sends every 32 ms frame at once: a batch delays the
+    server's VAD, and so the barge-in cutin measures, by up to its length (on loopback
+    the caller's onset → CLEAR took 65 ms with 32 ms batches, 130 ms with 100 ms ones).
     """
 
     name = "realtime"
@@ -207,7 +212,7 @@ class RealtimeLine:
         prefix_padding_ms: int = 300,
         interrupt_response: bool = True,
         play_after_truncate: bool = False,
-        append_ms: float = 100.0,
+        append_ms: float = 32.0,
         playout_max_s: float = 120.0,
     ) -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY") or None

@@ -649,3 +649,26 @@ def test_a_line_opens_once(
     with pytest.raises(LineError, match="already used"):
         closed_first.open(timeout_s=5.0)
     assert len(server.paths) == 1
+
+
+@pytest.mark.parametrize(("append_ms", "per_event"), [(32.0, 768), (100.0, 4 * 768)])
+def test_caller_audio_goes_out_in_append_batches(
+    servers: Callable[..., RealtimeServer],
+    lines: Callable[..., RealtimeLine],
+    append_ms: float,
+    per_event: int,
+) -> None:
+    server = servers()
+    line = lines(server, append_ms=append_ms)
+    line.open(timeout_s=5.0)
+    caller = Caller()
+    caller.say((0.01 * np.random.default_rng(7).standard_normal(LINE_RATE)).astype(np.float32))
+    drive(line, caller, 1.024)  # 32 frames
+    deadline = time.monotonic() + 2.0
+    while server.input_seconds < 1.024 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sizes = [len(e["audio"]) * 3 // 4 // 2 for e in server.events("input_audio_buffer.append")]
+    assert sizes and set(sizes) == {per_event}
+    assert server.input_seconds == pytest.approx(1.024)  # 16 → 24 kHz, nothing lost or added
+    assert line.sent_samples == 32 * FRAME
+    assert not server.sent_events("input_audio_buffer.speech_started")  # faint noise is no speech
