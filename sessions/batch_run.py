@@ -11,6 +11,7 @@ inspection and is run again next time.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,13 +22,14 @@ from typing import TYPE_CHECKING
 from controls.tendencies import Tendencies
 from sessions.agents.base import Agent
 from sessions.batch import CallSpec, CallTally, tally
+from sessions.call.commands import EndCall
 from sessions.call.config import CallConfig
 from sessions.call.loop import CallLoop, InterruptionText
 from sessions.call.policy import TurnTakingPolicy
 from sessions.call.recorder import Recorder, make_header
 from sessions.call.users import ScriptedUser, UserProvider
 from sessions.call.voice import TextVoice, Voice
-from sessions.log.models import AgentInfo, Header, SpeechInfo
+from sessions.log.models import AgentInfo, Event, Header, SpeechInfo
 from sessions.log.reader import LogError, read_session
 from sessions.log.writer import new_session_id
 from sessions.policies.factory import close_policy
@@ -36,6 +38,7 @@ from sessions.scenarios.profile import AgentProfile, agent_style, load_profile
 from sessions.speech_clock import SpeakingStyle
 
 if TYPE_CHECKING:
+    from sessions.call.remote_setup import RemoteSpec
     from sessions.llm_client import LLMConfig
 
 PART_SUFFIX = ".part"
@@ -51,7 +54,7 @@ class RunOptions:
     """How every call of the batch is run (the same for all of them)."""
 
     agent: str = "scripted"
-    """scripted | openai"""
+    """scripted | openai | twilio:ws://... | realtime (a black-box agent, in real time)"""
     model: str | None = None
     base_url: str | None = None
     """Endpoint and model for whatever runs on an LLM (the agent, the user, or both)."""
@@ -101,6 +104,10 @@ def failed_path(out_dir: Path, spec: CallSpec) -> Path:
 
 
 def agent_info(scenario: Scenario, options: RunOptions, model: str | None = None) -> AgentInfo:
+    from sessions.lines.factory import is_line_agent
+
+    if is_line_agent(options.agent):
+        return _remote_spec(options).agent_info(scenario.agent.name)
     if options.agent == "scripted":
         return AgentInfo(kind="scripted", name=scenario.agent.name)
     return AgentInfo(
@@ -141,7 +148,7 @@ def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str
         ("gamma", logged_t.gamma, c.gamma),
         ("words per minute", header.speech.words_per_minute, spec.words_per_minute),
         ("speech", header.speech.tts, options.speech),
-        ("agent", header.agent.kind, options.agent),
+        ("agent", header.agent.kind, _agent_kind(options.agent)),
         ("policy", header.policy, options.policy),
         ("shadow", header.shadow, options.shadow),
         ("user", batch.get("user"), options.user),
@@ -249,6 +256,13 @@ def _make_user(scenario: Scenario, spec: CallSpec, options: RunOptions) -> _Call
     raise ValueError(f"unknown user kind {options.user!r}")
 
 
+def _agent_kind(agent: str) -> str:
+    """The header's ``agent.kind`` for an ``--agent`` value (a line's URL is not a kind)."""
+    from sessions.lines.factory import is_line_agent, parse_line_agent
+
+    return parse_line_agent(agent).kind if is_line_agent(agent) else agent
+
+
 def _header(
     spec: CallSpec, config: CallConfig, info: AgentInfo, options: RunOptions, caller: _Caller
 ) -> Header:
@@ -307,14 +321,72 @@ def recording_part(out_dir: Path, spec: CallSpec) -> Path:
     return final_path(out_dir, spec).with_suffix(".wav" + PART_SUFFIX)
 
 
+LINE_CALL_SECONDS = 120.0
+"""A call to a black-box agent runs in real time; it is ended here unless told otherwise."""
+
+
+def _remote_spec(options: RunOptions) -> RemoteSpec:
+    from sessions.call.remote_setup import RemoteSpec
+    from sessions.settings import Settings
+
+    settings = Settings()
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return RemoteSpec(
+        agent=options.agent,
+        base_url=options.base_url or settings.openai_base_url,
+        model=options.model,
+        api_key=key,
+        cache_dir=settings.cache_dir,
+    )
+
+
+def _run_on_line(
+    spec: CallSpec,
+    scenario: Scenario,
+    options: RunOptions,
+    listener: Callable[[Event], None],
+    wav: Path,
+) -> None:
+    """One call to a black-box agent, in real time, ending when the caller hangs up."""
+    import threading
+
+    from sessions.call.remote_setup import build_remote_loop
+    from sessions.call.users import ScriptedUser
+    from sessions.clock import RealClock
+
+    config = call_config(spec, scenario)
+    remote = _remote_spec(options)
+    if scenario.agent.system_prompt:
+        remote = dataclasses.replace(remote, instructions=scenario.agent.system_prompt)
+    user = ScriptedUser(scenario, barge_in_with_next_line=True)
+    loop = build_remote_loop(remote, config, recording_path=wav, user=user)
+    loop.listeners.append(listener)
+    stop = threading.Event()
+    limit = options.max_seconds or LINE_CALL_SECONDS
+    timer = threading.Timer(limit, stop.set)
+    timer.start()
+    try:
+        loop.run_realtime(RealClock(), stop)
+    finally:
+        timer.cancel()
+        loop.voice.close()
+        if not loop.ended:
+            loop.submit(EndCall("hangup"))
+
+
 def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: Path) -> CallOutcome:
-    """Run one call on the virtual clock and file its log by how it ended."""
+    """Run one call on the virtual clock (a black-box agent: in real time) and file its
+    log by how it ended."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     part = part_path(out_dir, spec)
     part.unlink(missing_ok=True)  # a crash's leftover; never appended to
     wav_part = recording_part(out_dir, spec)
     config = call_config(spec, scenario)
+    from sessions.lines.factory import is_line_agent
+
+    if is_line_agent(options.agent):
+        return _run_line_call(spec, scenario, options, out_dir, part, wav_part)
     agent, info = _make_agent(scenario, spec, options)
     caller = _make_user(scenario, spec, options)
     counted = CallTally()
@@ -358,6 +430,19 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
         for p in (policy, shadow):
             with contextlib.suppress(Exception):
                 close_policy(p)
+    return _file(spec, out_dir, part, wav_part, recorder, counted, crash)
+
+
+def _file(
+    spec: CallSpec,
+    out_dir: Path,
+    part: Path,
+    wav_part: Path,
+    recorder: Recorder | None,
+    counted: CallTally,
+    crash: str | None,
+) -> CallOutcome:
+    """Move a finished call's log (and audio) to its final name, or file it as failed."""
     if recorder is None:
         # The log could not even be created: nothing to file; say why.
         return CallOutcome(spec, CallStatus.FAILED, part, counted, crash or "no log")
@@ -374,6 +459,50 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
     os.replace(part, target)
     message = crash or (counted.errors[0] if counted.errors else f"ended: {counted.end_reason}")
     return CallOutcome(spec, CallStatus.FAILED, target, counted, message)
+
+
+def _run_line_call(
+    spec: CallSpec,
+    scenario: Scenario,
+    options: RunOptions,
+    out_dir: Path,
+    part: Path,
+    wav_part: Path,
+) -> CallOutcome:
+    config = call_config(spec, scenario)
+    counted = CallTally()
+    recorder: Recorder | None = None
+    crash: str | None = None
+    try:
+        info = agent_info(scenario, options)
+        header = _header(spec, config, info, options, _make_user(scenario, spec, options))
+        recorder = Recorder(part, header)
+        tally_and_log = _Both(recorder, counted)
+        _run_on_line(spec, scenario, options, tally_and_log, wav_part)
+    except Exception as exc:
+        crash = f"{type(exc).__name__}: {exc}"
+    except BaseException:
+        if recorder is not None:
+            recorder.close()
+        part.unlink(missing_ok=True)
+        wav_part.unlink(missing_ok=True)
+        raise
+    finally:
+        if recorder is not None:
+            recorder.close()
+    return _file(spec, out_dir, part, wav_part, recorder, counted, crash)
+
+
+@dataclasses.dataclass
+class _Both:
+    """One listener that logs an event and counts it."""
+
+    recorder: Recorder
+    tally: CallTally
+
+    def __call__(self, event: Event) -> None:
+        self.recorder(event)
+        self.tally.add(event)
 
 
 # ---- the batch --------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import tendency_list
+from cutin_tui.cli.call_cmd import agent_choice
 
 if TYPE_CHECKING:
     from sessions.batch import CallSpec, ConditionSummary
@@ -85,9 +86,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="batch name recorded in every log (default: the folder's name)")
     p.add_argument(
         "--agent",
-        choices=("scripted", "openai"),
+        type=agent_choice,
         default="scripted",
-        help="agent under test (default scripted)",
+        metavar="AGENT",
+        help="agent under test: scripted (default), openai, or a black-box voice agent: "
+        "twilio:ws://HOST:PORT/PATH (Twilio Media Streams) or realtime (OpenAI Realtime). "
+        "Calls to a black-box agent run in real time, one at a time, each ending when the "
+        "scenario's caller has said everything (or after --max-seconds, default 120); "
+        "the caller is spoken by espeak-ng and each call's audio is kept beside its log",
     )
     p.add_argument(
         "--base-url", help="OpenAI-compatible endpoint for --agent openai and --user llm"
@@ -134,7 +140,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="FRACTION",
         help="each run speaks up to ± this fraction faster or slower (default 0.05; 0 = off)",
     )
-    p.add_argument("--max-seconds", type=float, help="end a call after this many virtual seconds")
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        help="end a call after this many virtual seconds (a black-box agent: real seconds)",
+    )
     p.add_argument(
         "--jobs", type=int, default=1, help="calls run in parallel processes (default 1)"
     )
@@ -156,12 +166,30 @@ def _check_available(args: argparse.Namespace) -> None:
             raise CliError(
                 "--speech espeak needs espeak-ng: apt-get install espeak-ng (or --speech text)"
             )
-    if not _uses_llm(args) and (args.model or args.base_url):
+    from sessions.lines.factory import is_line_agent
+
+    if not _uses_llm(args) and not is_line_agent(args.agent) and (args.model or args.base_url):
         raise CliError(
             "--model and --base-url need --agent openai, --user llm or a tau-voice policy"
         )
     if args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+
+
+def _check_line(args: argparse.Namespace) -> None:
+    """What a batch over a line to a black-box agent cannot do (one clear line each)."""
+    import shutil
+
+    if args.user != "scripted" or args.policy != "rules" or args.shadow is not None:
+        raise CliError(
+            f"--agent {args.agent}: only the scripted caller and the rule policy run on a line"
+        )
+    if args.jobs != 1:
+        raise CliError(f"--agent {args.agent}: calls on a line run one at a time (--jobs 1)")
+    if shutil.which("espeak-ng") is None:
+        raise CliError(
+            f"--agent {args.agent}: the caller speaks through espeak-ng: apt-get install espeak-ng"
+        )
 
 
 def _uses_llm(args: argparse.Namespace) -> bool:
@@ -254,7 +282,11 @@ def _report(
 
 def _options(args: argparse.Namespace) -> RunOptions:
     from sessions.batch_run import RunOptions
+    from sessions.lines.factory import is_line_agent
 
+    if is_line_agent(args.agent):
+        _check_line(args)
+        args.speech = "espeak"  # the caller's voice on the line
     return RunOptions(
         agent=args.agent,
         model=args.model,
