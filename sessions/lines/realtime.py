@@ -627,7 +627,7 @@ class RealtimeLine:
     def _notify(
         self, kind: NoticeKind, detail: str = "", data: dict[str, Any] | None = None
     ) -> None:
-        notice = LineNotice(kind, detail, data or {})
+        notice = LineNotice(kind, self._clean(detail), self._scrub(data or {}))
         with self._lock:
             self._notices.append(notice)
 
@@ -652,10 +652,22 @@ class RealtimeLine:
 
     def _clean(self, text: str) -> str:
         """One line, bounded, with the key blanked wherever it might have crept in."""
-        line = " ".join(str(text).split())
-        if self._key and self._key != PLACEHOLDER_KEY and len(self._key) >= 4:
-            line = line.replace(self._key, "***")
-        return line[:_MAX_TEXT]
+        return self._blank(" ".join(str(text).split()))[:_MAX_TEXT]
+
+    def _blank(self, text: str) -> str:
+        if len(self._key) >= 4 and self._key != PLACEHOLDER_KEY:
+            return text.replace(self._key, "***")
+        return text
+
+    def _scrub(self, value: Any) -> Any:
+        """``value`` (an event's summary) with the key blanked in every string in it."""
+        if isinstance(value, str):
+            return self._blank(value)
+        if isinstance(value, dict):
+            return {k: self._scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._scrub(v) for v in value]
+        return value
 
     def _websocket_url(self) -> str:
         base = str(self._client.websocket_base_url or self._client.base_url)

@@ -540,6 +540,8 @@ def test_malformed_and_unknown_events_are_reported_and_the_call_goes_on(servers,
     server.push(
         {"type": "error", "error": {"type": "server_error", "code": "boom", "message": "it broke"}}
     )
+    server.push({"type": "error", "error": {"type": "auth", "message": f"bad key {KEY}"}})
+    server.push({"type": "mystery.echo", "echo": KEY, "item": {"id": KEY}})
     tone = (0.3 * np.sin(2 * np.pi * 440 * np.arange(WIRE_RATE // 2) / WIRE_RATE) * 32767).astype(
         "<i2"
     )
@@ -560,6 +562,7 @@ def test_malformed_and_unknown_events_are_reported_and_the_call_goes_on(servers,
     assert "malformed event from the agent (no type)" in errors
     assert any(e.startswith("malformed response.output_audio.delta") for e in errors)
     assert "agent error server_error boom: it broke" in errors
+    assert "agent error auth: bad key ***" in errors  # a key the server echoes is blanked
     unknown = [n for _, n in run.of(NoticeKind.AGENT_EVENT, "mystery.event")]
     assert unknown and unknown[0].data["unknown"] is True
     assert line.state is LineState.OPEN
