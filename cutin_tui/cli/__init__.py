@@ -49,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
             "backchannels and disfluencies, call logs, replay and audits. "
             "With no command, opens the home screen."
         ),
+        epilog=(
+            "Exit status 2: a usage error, or an input file cutin cannot use (hostile or "
+            "malformed: one line on stderr naming the file, the place in it and what is wrong)."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"cutin {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)

@@ -423,6 +423,23 @@ def m_huge_int(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     return _join(docs, jsonl), len(literal.lstrip("-")) > 30
 
 
+EXTREMES = (0, -1, -0.0, 1e-300, 5e-324, 1e17, -1e17, 2**63, -(2**63), 10**29, 0.1)
+
+
+def m_extreme(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    """Finite numbers at the edges (zero, negative, tiny, huge): allowed to load or be
+    refused, never to crash or to print NaN/Inf."""
+    docs, jsonl = _docs(seed)
+    for _ in range(rng.randint(1, 3)):
+        target = _pick_target(seed, docs, rng, "number")
+        if target is None:
+            break
+        i, path = target
+        _set(docs[i], path, rng.choice(EXTREMES))
+        _note(f"doc {i} {path} = {_get(docs[i], path)!r}")
+    return _join(docs, jsonl), False
+
+
 def m_deep(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     docs, jsonl = _docs(seed)
     target = _pick_target(seed, docs, rng, rng.choice(("string", "number", "typed")))
@@ -469,7 +486,9 @@ def _raw(seed: Seed) -> bytes:
 def m_torn(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     raw = _raw(seed)
     cut = rng.randint(1, max(1, len(raw) - 1))
-    return raw[:cut], True
+    # Cut right after a newline, a log is a valid shorter log (a call that ended there
+    # or is still running): nothing to report.
+    return raw[:cut], not (seed.kind == "log" and raw[cut - 1 : cut] == b"\n")
 
 
 def m_flip(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
@@ -570,6 +589,7 @@ MUTATIONS: dict[str, Mutator] = {
     "wrong-type": m_wrong_type,
     "nonfinite": m_nonfinite,
     "huge-int": m_huge_int,
+    "extreme": m_extreme,
     "deep": m_deep,
     "escapes": m_text(ESCAPES),
     "markup": m_text(MARKUP),
