@@ -1,6 +1,7 @@
 """The black-box agent's measures (:mod:`replay.agent_measures`) as people read them:
 the audit's "Agent under test" table (rich) and a call's section of ``cutin report``
-(Markdown, HTML). Text from the log is escaped as the rest of each output escapes it;
+(Markdown, HTML). Text from the log is escaped as the rest of each output escapes it
+(:func:`replay.audit_render.condition_label` for the console);
 a value with no denominator shows as "—", never NaN."""
 
 from __future__ import annotations
@@ -55,8 +56,6 @@ def _pct_plain(v: float) -> str:
 def agent_table(rows: Sequence[Row]) -> Table:
     """The audit's table: one row per condition; under each pooled value its 95%
     bootstrap interval over calls, then the medians or the denominators."""
-    from rich.markup import escape
-
     from replay.audit_render import _table, condition_label
 
     table = _table(
@@ -82,7 +81,7 @@ def agent_table(rows: Sequence[Row]) -> Table:
 
     for r in rows:
         table.add_row(
-            escape(condition_label(r["condition"])),
+            condition_label(r["condition"]),  # escaped there: file text, inert
             f"{r['calls']}\n{r['agent_turns']} turns",
             _share(r["yields"], r["yield_total"], r["yield_rate"])
             + f"\n{_ci(r['yield_rate_ci'], _pct_plain)}",

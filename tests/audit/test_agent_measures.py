@@ -405,3 +405,15 @@ def test_measures_are_finite_numbers_or_none(tmp_path: Path) -> None:
     for key, value in row.items():
         if isinstance(value, float):
             assert math.isfinite(value), key
+
+
+def test_audit_table_prints_header_text_literally(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    h = head("m")
+    h.scenario = "[bold]retail[/bold]"
+    log = write_log(tmp_path / "m.jsonl", h, known_call())
+    proc = run_cutin("audit", str(log), "--by", "scenario", env=child_env)
+    assert proc.returncode == 0, proc.stderr
+    block = _agent_block(proc.stdout)
+    assert any(line.startswith(" [bold]retail[/bold]") for line in block), block
