@@ -89,6 +89,8 @@ class AuditReport:
 
     by: list[str]
     disfluency: list[Row] = field(default_factory=list)
+    disfluency_by: list[str] = field(default_factory=list)
+    """The disfluency table's grouping fields (``by`` unless told otherwise)."""
     turn_taking: list[Row] = field(default_factory=list)
     tests: list[Row] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -462,15 +464,19 @@ def build_report(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    disfluency_by: Sequence[str] | None = None,
 ) -> AuditReport:
-    """Every row of an audit of ``conversations`` grouped by the ``by`` fields."""
+    """Every row of an audit of ``conversations`` grouped by the ``by`` fields; the
+    disfluency table by ``disfluency_by`` when given (e.g. the user simulator's model)."""
     groups = group(conversations, by)
     report = AuditReport(list(by), resamples=resamples, seed=seed)
-    for g in groups:
+    report.disfluency_by = list(by if disfluency_by is None else disfluency_by)
+    for g in group(conversations, report.disfluency_by) if disfluency_by is not None else groups:
         if any(c.turns for c in g.conversations):
             report.disfluency.append(
                 disfluency_row(g.condition, g.conversations, resamples=resamples, seed=seed)
             )
+    for g in groups:
         report.turn_taking.extend(turn_taking_rows(g.condition, g.conversations))
     report.tests.extend(trend_rows(groups, by))
     report.tests.extend(paired_rows(groups, by, resamples=resamples, seed=seed))

@@ -45,7 +45,9 @@ Three sources, each read without I/O here (the caller loads files):
 **Plain text** (:func:`from_texts`): user turns only, injected at each α.
 
 Condition fields come from the header (:func:`condition_of`): ``alpha``, ``beta``,
-``gamma`` (``tendencies.*``), ``policy``, ``model`` (``agent.model``), ``scenario``,
+``gamma`` (``tendencies.*``), ``policy``, ``model`` and ``agent_model``
+(``agent.model``), ``user_model`` (``user.model``: the user simulator's, for τ2
+trials ``info.user_info.llm``), ``scenario``,
 or any dotted header path (``speech.tts``, ``batch.user``, ``seeds.call``).
 """
 
@@ -70,10 +72,15 @@ ALIASES: dict[str, str] = {
     "gamma": "tendencies.gamma",
     "policy": "policy",
     "model": "agent.model",
+    "agent_model": "agent.model",
+    "user_model": "user.model",
     "scenario": "scenario",
 }
 DIALS = ("alpha", "beta", "gamma")
 DEFAULT_BY = ("alpha", "beta", "gamma", "policy", "model")
+DEFAULT_DISFLUENCY_BY = ("alpha", "beta", "gamma", "policy", "user_model")
+"""Disfluency is the user simulator's behaviour: by default its table groups by the
+user simulator's model, not the agent's (``model`` = ``agent_model``)."""
 
 INTERRUPT = "INTERRUPT"
 BACKCHANNEL = "BACKCHANNEL"
@@ -357,7 +364,21 @@ def tau2_header(trial: Trial) -> dict[str, Any]:
         "mode": trial.mode,
         "tendencies": {},
         "trial": trial.meta.get("trial"),
+        "effects": _tau2_effects(trial),
     }
+
+
+def _tau2_effects(trial: Trial) -> dict[str, Any] | None:
+    """Configured and realized speech effects (:mod:`replay.audit_effects`); None
+    for a run with neither (a text run)."""
+    from replay.tau2.effects import configured, realized
+
+    conf = configured(trial.meta.get("speech_environment"))
+    real = realized(trial)
+    if not conf and not real:
+        return None
+    minutes = (trial.duration or 0.0) / 60
+    return {"configured": conf, "realized": real, "minutes": minutes}
 
 
 def from_trial(trial: Trial) -> Conversation:
@@ -423,6 +444,7 @@ def from_texts(
 __all__ = [
     "ALIASES",
     "DEFAULT_BY",
+    "DEFAULT_DISFLUENCY_BY",
     "DIALS",
     "PAIR_KEY_DOC",
     "Behaviour",

@@ -37,9 +37,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="FIELD[,FIELD]",
         help=(
-            "condition fields: alpha, beta, gamma, policy, model, scenario, or any dotted "
-            "header path (e.g. batch.user, speech.tts); repeatable "
-            "(default: alpha,beta,gamma,policy,model; with --texts: alpha)"
+            "condition fields: alpha, beta, gamma, policy, model (= agent_model, the "
+            "agent's), user_model (the user simulator's), scenario, or any dotted header "
+            "path (e.g. batch.user, speech.tts); repeatable (default: "
+            "alpha,beta,gamma,policy,model, and user_model instead of model for the "
+            "disfluency table, since disfluency is the user simulator's; with --texts: alpha)"
         ),
     )
     p.add_argument(
@@ -71,6 +73,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip unreadable logs (with a warning) instead of stopping",
     )
+
+
+def _disfluency_fields(args: argparse.Namespace) -> list[str] | None:
+    """The disfluency table's own grouping: the user simulator's model by default;
+    an explicit --by applies to every table."""
+    from replay.audit_sessions import DEFAULT_DISFLUENCY_BY
+
+    return None if args.by or args.texts else list(DEFAULT_DISFLUENCY_BY)
 
 
 def _fields(args: argparse.Namespace) -> list[str]:
@@ -115,12 +125,25 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if not conversations:
         raise CliError("nothing to audit: the inputs hold no calls or trials")
-    report = build_report(conversations, fields, resamples=args.resamples, seed=args.seed)
+    report = build_report(
+        conversations,
+        fields,
+        resamples=args.resamples,
+        seed=args.seed,
+        disfluency_by=_disfluency_fields(args),
+    )
     report.warnings[:0] = warnings
+    from replay.audit_effects import effects_rows
+
+    effects = effects_rows(conversations, fields)
     if args.json:
+        import json
+
         from replay.audit_render import report_json
 
-        sys.stdout.write(report_json(report) + "\n")
+        out = {**json.loads(report_json(report)), "disfluency_by": report.disfluency_by}
+        out["effects"] = effects
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
         print_warnings(report.warnings)
     else:
         from rich.console import Console
@@ -128,5 +151,12 @@ def run(args: argparse.Namespace) -> int:
         from replay.audit_render import print_report
 
         # Piped output gets room for every column; a terminal gets its own width.
-        print_report(report, Console() if sys.stdout.isatty() else Console(width=160))
+        console = Console() if sys.stdout.isatty() else Console(width=160)
+        print_report(report, console)
+        if report.disfluency_by != report.by:
+            console.print(f"[dim]disfluency by {', '.join(report.disfluency_by)}[/dim]")
+        if effects:
+            from replay.audit_effects import effects_table
+
+            console.print(effects_table(effects))
     return 0
