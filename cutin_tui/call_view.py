@@ -12,16 +12,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cutin_tui.live_counts import LiveCounts
+from replay.black_box import yield_phrase
 from replay.counter import count
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
     AgentWords,
+    AgentYield,
     Backchannel,
     EndEvent,
     ErrorEvent,
     Event,
     Interruption,
+    LineEvent,
     Opportunity,
     ShortPause,
     TurnEnd,
@@ -49,6 +52,17 @@ class AgentEntry:
     talk_over_s: float | None = None
     barge_in_word: int | None = None
     """Where the caller cut in (also set when the agent talked on over them)."""
+    starts: list[float] = field(default_factory=list)
+    """Start time of each word in ``words`` (when the log gives timings)."""
+    black_box: bool = False
+    """The agent is on a line (cutin cannot stop it): after a cut its words go on to
+    where its audio actually stopped, ``stop_t``."""
+    stop_t: float | None = None
+    stop_latency_s: float | None = None
+    yielded: bool | None = None
+    """After the caller's interruption: did it stop within the window (None: not known yet)?"""
+    false_yields: list[tuple[float, float | None]] = field(default_factory=list)
+    """(stop_t, latency) of each stop a backchannel caused."""
     revision: int = 0
 
 
@@ -66,7 +80,7 @@ class UserEntry:
 @dataclass
 class NoteEntry:
     kind: str
-    """info | queued | error | end."""
+    """info | queued | error | end | yield (the agent stopped as asked) | warn."""
     text: str
     revision: int = 0
 
@@ -125,6 +139,8 @@ class DecisionView:
     """What an LLM policy's decision cost (calls, latency_s, tokens)."""
     shadow: ShadowView | None = None
     """The shadow policy's decision at the same opportunity, when one runs."""
+    outcome: str | None = None
+    """What a black-box agent did after the action this decision took (its agent_yield)."""
 
 
 @dataclass
@@ -146,6 +162,78 @@ def llm_cost(llm: dict[str, Any] | None) -> str:
     if llm.get("error"):
         parts.append("error")
     return " · ".join(parts)
+
+
+# ---- the line to a black-box agent -------------------------------------------------
+
+_ENCODINGS = {"audio/x-mulaw": "μ-law", "mulaw": "μ-law", "pcm16": "PCM16", "audio/pcm": "PCM16"}
+
+
+def format_label(encoding: str, rate: object) -> str:
+    """ "μ-law 8 kHz" from an encoding name and a sample rate."""
+    name = _ENCODINGS.get(encoding.strip().lower(), encoding.strip())
+    if isinstance(rate, int | float) and rate > 0:
+        khz = f"{rate / 1000:g}"
+        return f"{name} {khz} kHz".strip()
+    return name
+
+
+def parse_audio_format(audio_format: str) -> str:
+    """ "audio/x-mulaw;rate=8000" → "μ-law 8 kHz" (the line's stated wire format)."""
+    encoding, _, params = audio_format.partition(";")
+    rate: float | None = None
+    for param in params.split(";"):
+        key, _, value = param.partition("=")
+        if key.strip() == "rate":
+            try:
+                rate = float(value)
+            except ValueError:
+                rate = None
+    return format_label(encoding, rate)
+
+
+@dataclass
+class LineView:
+    """What the status line says about the line to the agent, folded from ``line`` events."""
+
+    name: str = ""
+    """Transport: twilio | realtime."""
+    target: str = ""
+    audio: str = ""
+    """The agent's audio format, e.g. "μ-law 8 kHz"."""
+    state: str = "connecting"
+    """connecting | open | closed | failed."""
+    closed_by: str | None = None
+    failure: str = ""
+    errors: int = 0
+    clears: int = 0
+    """Times the agent flushed its queued audio (Twilio ``clear``)."""
+
+    def apply(self, event: LineEvent) -> None:
+        kind = event.kind
+        if kind == "open":
+            self.state = "open"
+        elif kind == "format":
+            encoding = event.data.get("encoding")
+            if isinstance(encoding, str) and encoding:
+                self.audio = format_label(encoding, event.data.get("rate"))
+        elif kind == "clear":
+            self.clears += 1
+        elif kind == "error":
+            self.errors += 1
+        elif kind == "closed":
+            self.state = "closed"
+            by = event.data.get("by")
+            self.closed_by = by if isinstance(by, str) else None
+        elif kind == "failed":
+            self.state = "failed"
+            self.failure = event.detail
+
+
+_END_REASONS = {
+    "line_failed": "the line to the agent failed",
+    "agent_hangup": "the agent hung up",
+}
 
 
 # ---- the whole screen ------------------------------------------------------------
@@ -170,6 +258,8 @@ class CallView:
     """Fillers + repetitions in what the caller said (the independent counter)."""
     shadow_llm_calls: int = 0
     """LLM calls the shadow policy has spent so far (prompts vs rules: the rules spend 0)."""
+    line: LineView | None = None
+    """The line to a black-box agent (None: cutin speaks for a simulated agent)."""
     changed: set[int] = field(default_factory=set)
     _agent_index: dict[int, int] = field(default_factory=dict)
     _queued: list[int] = field(default_factory=list)
@@ -222,12 +312,18 @@ class CallView:
             # Words arrive in order; first_index guards against a repeated report.
             del entry.words[event.first_index :]
             entry.words.extend(w.word for w in event.words)
+            del entry.starts[event.first_index :]
+            entry.starts.extend(w.start for w in event.words)
             tl.agent.extend((w.start, w.end) for w in event.words)
         elif isinstance(event, AgentTurnEnd):
             entry = self._agent(event.turn)
             entry.done = True
             entry.interrupted = event.interrupted
             entry.talk_over_s = event.talk_over_s
+            if event.speech_s is not None or event.stop_t is not None:
+                entry.black_box = True  # only a line's turns measure their own speech
+            if event.stop_t is not None:
+                entry.stop_t = event.stop_t
             if event.cut_word is not None:
                 entry.cut_word = event.cut_word
                 entry.words = event.spoken.split()
@@ -236,7 +332,9 @@ class CallView:
         elif isinstance(event, UserTurn):
             self._user_turn(event)
         elif isinstance(event, Interruption):
-            self._agent(event.turn).barge_in_word = event.cut_word
+            entry = self._agent(event.turn)
+            entry.barge_in_word = event.cut_word
+            entry.black_box = entry.black_box or self.line is not None
             tl.interruptions.append((event.t, event.trigger))
             tl.cuts.append(event.cut_t if event.cut_t is not None else event.t)
         elif isinstance(event, Backchannel):
@@ -261,6 +359,12 @@ class CallView:
                 and self.decision.pause_index == event.short_pause_index
             ):
                 self.decision.at_turn_end = True
+        elif isinstance(event, AgentYield):
+            self._agent_yield(event)
+        elif isinstance(event, LineEvent):
+            if self.line is None:
+                self.line = LineView()
+            self.line.apply(event)
         elif isinstance(event, ErrorEvent):
             self.errors += 1
             self.note(f"error in {event.where or 'call'}: {event.message}", "error")
@@ -273,7 +377,36 @@ class CallView:
                     waiting.text = waiting.text.replace(QUEUED, NEVER_SAID, 1)
                     self._touch(index)
             self._queued.clear()
-            self.note(f"call ended at {event.t:.1f} s ({event.reason})", "end")
+            why = _END_REASONS.get(event.reason)
+            reason = f": {why}" if why else f" ({event.reason})"
+            self.note(f"call ended at {event.t:.1f} s{reason}", "end")
+
+    def _agent_yield(self, event: AgentYield) -> None:
+        entry = self._agent(event.turn)
+        entry.black_box = True
+        if event.after == "interruption":
+            entry.yielded = event.yielded
+            entry.stop_t = event.stop_t
+            entry.stop_latency_s = event.latency_s
+            kind = "yield" if event.yielded else "warn"
+        else:
+            if event.yielded and event.stop_t is not None:
+                entry.false_yields.append((event.stop_t, event.latency_s))
+            kind = "warn" if event.yielded else "yield"
+        phrase = yield_phrase(
+            event.after, event.yielded, event.latency_s, event.window_s, event.talk_over_s
+        )
+        self.note(phrase, kind)
+        d = self.decision
+        wanted = "INTERRUPT" if event.after == "interruption" else "BACKCHANNEL"
+        if (
+            d is not None
+            and d.executed
+            and d.turn == event.turn
+            and d.decision == wanted
+            and d.t <= event.onset_t + 1e-6
+        ):
+            d.outcome = phrase
 
     def _user_turn(self, event: UserTurn) -> None:
         if event.source == "typed":

@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from controls.tendencies import Tendencies
 from cutin_tui.call_driver import CallDriver
-from cutin_tui.call_view import CallView, realized_by_dial
+from cutin_tui.call_view import CallView, LineView, parse_audio_format, realized_by_dial
 from cutin_tui.commands import PaletteEntry, ScreenActions
 from cutin_tui.widgets import (
     CountersPanel,
@@ -28,6 +28,7 @@ from cutin_tui.widgets import (
     DialsBar,
     DialsPanel,
     DialsState,
+    LineStatus,
     TimelineStrip,
     TranscriptView,
 )
@@ -39,6 +40,7 @@ from sessions.call import (
     SetTendencies,
     SubmitText,
 )
+from sessions.log.models import ErrorEvent, Event
 
 PUMP_S = 0.03
 """How often the screen drains the call's events (one redraw per batch)."""
@@ -119,12 +121,22 @@ class CallScreen(Screen[None]):
         self.auto_backchannel = config.auto_backchannel
         self.selected = "beta"
         self._ended_shown = False
+        self._toasted: set[str] = set()
+        line = driver.line
+        if line is not None:
+            self.view.line = LineView(
+                name=str(getattr(line, "name", "")),
+                target=str(getattr(line, "target", "")),
+                audio=parse_audio_format(str(getattr(line, "audio_format", ""))),
+                state=str(getattr(line, "state", "connecting")),
+            )
 
     # ---- layout -------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield DialsBar(self._dials_state(), id="dials-bar")
+        yield LineStatus(id="line-status")
         with Horizontal(id="call-top"):
             yield TranscriptView(id="transcript")
             yield DialsPanel(self._dials_state(), id="dials")
@@ -143,6 +155,12 @@ class CallScreen(Screen[None]):
             "Type and press Enter to speak. F2 interrupts, F3 backchannels, "
             "F4/F5 switch the autos, F6–F8 pick α/β/γ and ctrl+↑/↓ step it."
         )
+        if self.view.line is not None:
+            self.view.note(
+                "The agent is on a line and decides for itself when to stop: an interruption "
+                "makes you start speaking over it; ▌cut marks your onset, ■stop where its "
+                "audio actually stopped."
+            )
         self.query_one(Input).focus()
         self.driver.start()
         self.pump()
@@ -166,10 +184,23 @@ class CallScreen(Screen[None]):
         if events:
             self.query_one(DecisionLine).show(view.decision)
             self.query_one(CountersPanel).show(view.counts)
+            self._toast_line_errors(events)
+        self.query_one(LineStatus).show(view.line)
         self.query_one(TimelineStrip).show(view.timeline, now, changed=bool(events))
         self._redraw_dials(now)
         if view.ended is not None and not self._ended_shown:
             self._show_ended()
+
+    def _toast_line_errors(self, events: list[Event]) -> None:
+        """A line's error or failure also pops up (once per message); the note stays."""
+        for event in events:
+            if isinstance(event, ErrorEvent) and event.where == "line":
+                if event.message in self._toasted:
+                    continue
+                self._toasted.add(event.message)
+                self.notify(
+                    event.message, title="line to the agent", severity="error", markup=False
+                )
 
     def _show_ended(self) -> None:
         self._ended_shown = True

@@ -46,6 +46,8 @@ class DecisionLine(Widget, can_focus=False):
             ),
             head,
         )
+        if d.outcome:
+            out.append(f" · {d.outcome}", rule_style)
         if d.policy != "rules":
             cost = llm_cost(d.llm)
             out.append(f"  (policy {d.policy}{' · ' + cost if cost else ''})", rule_style)

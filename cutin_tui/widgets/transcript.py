@@ -15,6 +15,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from cutin_tui.call_view import AgentEntry, Entry, NoteEntry, UserEntry
+from replay.black_box import TALKED_ON, false_yield_mark, split_cut, stop_mark
 
 LABEL_WIDTH = 7
 _KINDS = ("filler", "repetition", "pause")
@@ -28,6 +29,9 @@ class TranscriptView(ScrollView, can_focus=False):
         "transcript--user-label",
         "transcript--backchannel",
         "transcript--cut",
+        "transcript--stop",
+        "transcript--talk-over",
+        "transcript--false-yield",
         "transcript--unspoken",
         "transcript--rendered",
         "transcript--filler",
@@ -37,6 +41,8 @@ class TranscriptView(ScrollView, can_focus=False):
         "transcript--note",
         "transcript--error",
         "transcript--end",
+        "transcript--yield",
+        "transcript--warn",
     }
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -149,19 +155,24 @@ class TranscriptView(ScrollView, can_focus=False):
         marks: dict[int, list[Text]] = {}
         for heard, token in entry.backchannels:
             marks.setdefault(heard, []).append(Text(f"⟨{token}⟩", self._style("backchannel")))
-        talked_over = entry.interrupted and entry.cut_word is None
+        talked_over = entry.interrupted and entry.cut_word is None and not entry.black_box
         if talked_over and entry.barge_in_word is not None:
             marks.setdefault(entry.barge_in_word, []).append(Text("▲you", self._style("interrupt")))
+        over = self._black_box_marks(entry, marks) if entry.black_box else range(0)
+        talk_over = self._style("talk-over")
         for i, word in enumerate(entry.words):
             for mark in marks.get(i, ()):
                 text.append_text(mark)
                 text.append(" ")
-            text.append(word)
+            text.append(word, talk_over if i in over else "")
             text.append(" ")
         for mark in marks.get(len(entry.words), ()):
             text.append_text(mark)
             text.append(" ")
-        if entry.cut_word is not None:
+        if entry.black_box:
+            if not entry.done:
+                text.append("…", self._style("unspoken"))
+        elif entry.cut_word is not None:
             text.append("▌cut", self._style("cut"))
             if entry.unspoken:
                 text.append(" ")
@@ -172,6 +183,36 @@ class TranscriptView(ScrollView, can_focus=False):
             text.append("…", self._style("unspoken"))
         text.rstrip()
         return text
+
+    def _black_box_marks(self, entry: AgentEntry, marks: dict[int, list[Text]]) -> range:
+        """Marks of an agent on a line: ``▌cut`` at the caller's onset, ``■stop`` where its
+        audio stopped (or ``▶talked on``), a false yield where a backchannel stopped it.
+        Returns the indices of the words it said over the caller."""
+        n = len(entry.words)
+        starts = entry.starts[:n]
+        for stop_t, latency in entry.false_yields:
+            at = sum(1 for s in starts if s < stop_t - 1e-9)
+            marks.setdefault(at, []).append(
+                Text(false_yield_mark(latency), self._style("false-yield"))
+            )
+        cut_word = entry.cut_word if entry.cut_word is not None else entry.barge_in_word
+        if cut_word is None:
+            return range(0)
+        if len(starts) < n:  # no timings: the words after the cut are all we know
+            starts = [*starts, *([float("inf")] * (n - len(starts)))]
+        talked_on = entry.yielded is False or (entry.yielded is None and not entry.done)
+        split = split_cut(starts, cut_word, entry.stop_t, talked_on=talked_on)
+        cut_mark = [Text("▌cut", self._style("cut"))]
+        if cut_word > n:  # the words heard so far are not transcribed yet
+            cut_mark.insert(0, Text("…", self._style("unspoken")))
+        marks.setdefault(split.cut, [])[:0] = cut_mark
+        if split.stopped:
+            marks.setdefault(split.stop, []).append(
+                Text(stop_mark(entry.stop_latency_s), self._style("stop"))
+            )
+        elif entry.yielded is False:
+            marks.setdefault(n, []).append(Text(TALKED_ON, self._style("cut")))
+        return range(split.cut, split.stop)
 
     def _user_body(self, entry: UserEntry) -> Text:
         text = Text()
@@ -197,8 +238,8 @@ class TranscriptView(ScrollView, can_focus=False):
         return out
 
     def _note_body(self, entry: NoteEntry) -> Text:
-        style = {"error": "error", "end": "end"}.get(entry.kind, "note")
-        return Text(entry.text, self._style(style))
+        style = {"error": "error", "end": "end", "yield": "yield", "warn": "warn"}
+        return Text(entry.text, self._style(style.get(entry.kind, "note")))
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -1,0 +1,153 @@
+"""Pilot tests of the call screen on a black-box agent: a remote loop on the virtual clock
+against the simulated far end (real espeak-ng, Silero VAD and faster-whisper).
+
+The screen only sees what the driver's drained events say: the line's status, the cut at
+the caller's onset, the stop where the agent's audio actually stopped, the yield note,
+and a line that fails mid-call ending it with an error, never a traceback.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from controls.tendencies import Tendencies
+from cutin_tui.app import CutinApp
+from cutin_tui.call_driver import VirtualDriver
+from cutin_tui.call_view import AgentEntry
+from cutin_tui.widgets import DecisionLine, LineStatus, TranscriptView
+from sessions.call.config import CallConfig
+from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+from sessions.call.users import ScriptedUser
+from sessions.lines.base import LineNotice, NoticeKind
+from sessions.scenarios import load_scenario
+from tests.support.sim_agent import SimAgent, SimAgentLine
+from tests.tui.helpers import SIZE, advance, call_screen
+
+pytestmark = [
+    pytest.mark.audio,
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng"),
+]
+
+
+class _TwilioLikeLine(SimAgentLine):
+    """The simulated far end under a Twilio line's name, target and stated format."""
+
+    name = "twilio"
+    target = "ws://127.0.0.1:8765/"
+    audio_format = "audio/x-mulaw;rate=8000"
+
+    def open(self, timeout_s: float = 10.0) -> None:
+        super().open(timeout_s)
+        self._notices.append(
+            LineNotice(
+                NoticeKind.FORMAT,
+                "audio/x-mulaw 8000 Hz mono",
+                {"encoding": "audio/x-mulaw", "rate": 8000, "channels": 1},
+            )
+        )
+
+
+class _FailingLine(_TwilioLikeLine):
+    """Drops after ``fail_after`` frames taken: a FAILED notice, as a broken socket gives."""
+
+    def __init__(self, agent: SimAgent, fail_after: int) -> None:
+        super().__init__(agent)
+        self.fail_after = fail_after
+        self.frames = 0
+
+    def take(self, n: int) -> np.ndarray:
+        self.frames += 1
+        return super().take(n)
+
+    def notices(self) -> list[LineNotice]:
+        out = super().notices()
+        if self.frames == self.fail_after:
+            out.append(LineNotice(NoticeKind.FAILED, "line broke: [bold]connection reset[/bold]"))
+        return out
+
+
+def _remote_app(
+    tmp_path: Path, line: SimAgentLine, *, beta: float
+) -> tuple[CutinApp, VirtualDriver]:
+    scenario = load_scenario("retail-order-change")
+    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, 0.0), seed=3)
+    spec = RemoteSpec(agent="twilio:ws://127.0.0.1:8765/", cache_dir=tmp_path / "cache")
+    line.open()
+    loop = build_remote_loop(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
+    driver = VirtualDriver(loop, scenario, recorder=None)
+    return CutinApp(call=driver), driver
+
+
+def _transcript(app: CutinApp) -> str:
+    return "\n".join(call_screen(app).query_one(TranscriptView).plain_lines())
+
+
+async def test_a_cut_black_box_turn_shows_the_onset_the_stop_and_the_yield(
+    tmp_path: Path,
+) -> None:
+    app, driver = _remote_app(tmp_path, _TwilioLikeLine(SimAgent(yields=True)), beta=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = call_screen(app)
+        await advance(pilot, driver, 0.2)
+        status = screen.query_one(LineStatus)
+        assert status.plain == "line ● open · twilio ws://127.0.0.1:8765/ · μ-law 8 kHz"
+        await advance(pilot, driver, 7.0)
+        agent = next(e for e in screen.view.entries if isinstance(e, AgentEntry))
+        assert agent.done and agent.black_box and agent.yielded
+        assert agent.cut_word is not None and agent.stop_t is not None
+        text = _transcript(app)
+        text = text[text.index("AGENT") :]  # from the agent's first turn on
+        # The caller's onset, then the words the agent said over them, then where it stopped.
+        cut, stop = text.index("▌cut"), text.index("■stop+")
+        assert cut < stop
+        assert f"■stop+{agent.stop_latency_s:.2f}s" in text
+        before, after = text[:cut].split(), text[cut:stop].split()
+        assert before[-1] == agent.words[agent.cut_word - 1]
+        # The sim agent reacts after 0.25 s: it says part of a word more over the caller.
+        assert after[1:] == agent.words[agent.cut_word : agent.cut_word + len(after) - 1]
+        assert len(after) >= 2
+        assert f"agent stopped {agent.stop_latency_s:.2f} s after you began" in text
+        # The last decision says what the agent did after the interruption it took.
+        decision = screen.query_one(DecisionLine).decision
+        assert decision is not None and decision.outcome is not None
+        assert "clear" in status.plain  # the agent flushed its audio when it yielded
+
+
+async def test_an_agent_that_talks_on_is_marked(tmp_path: Path) -> None:
+    app, driver = _remote_app(tmp_path, _TwilioLikeLine(SimAgent(yields=False)), beta=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await advance(pilot, driver, 12.0)
+        live = _transcript(app)
+        assert "agent did not yield within 2.0 s (talk-over" in live
+        await advance(pilot, driver, 30.0)  # the end of its (long) turn
+        text = _transcript(app)
+        text = text[text.index("AGENT") :]
+        assert "▌cut" in text and "▶talked-on" in text and "■stop" not in text
+        agent = next(e for e in call_screen(app).view.entries if isinstance(e, AgentEntry))
+        assert agent.done and agent.yielded is False and agent.cut_word is not None
+        # Every word after the onset was said over the caller; the mark is after the last.
+        assert text.index("▶talked-on") > text.rindex(agent.words[-1])
+
+
+async def test_a_line_that_fails_mid_call_ends_it_with_a_visible_error(tmp_path: Path) -> None:
+    line = _FailingLine(SimAgent(yields=True), fail_after=60)  # about 1.9 s in
+    app, driver = _remote_app(tmp_path, line, beta=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = call_screen(app)
+        await advance(pilot, driver, 4.0)
+        assert driver.loop.ended and screen.view.ended == "line_failed"
+        status = screen.query_one(LineStatus).plain
+        assert status.startswith("line ✕ failed: line broke: [bold]connection reset[/bold]")
+        text = _transcript(app)
+        # The markup in the message is shown as text, not rendered.
+        assert "error in line: line broke: [bold]connection reset[/bold]" in text
+        assert "the line to the agent failed" in text
+        assert "Traceback" not in text
+        toasts = [n.message for n in app._notifications]
+        assert any("connection reset" in m for m in toasts)
+        assert app.return_code is None  # the app is still up, showing the call
