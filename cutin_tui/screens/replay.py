@@ -30,6 +30,7 @@ from cutin_tui.turn_layout import TurnTable, judge_groups
 from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.model import Trial, Verdict
+from sessions.safe_files import clean_text
 
 LOAD_GROUP = "replay-load"
 STYLES = Path(__file__).resolve().parents[1] / "styles" / "replay.tcss"
@@ -208,14 +209,21 @@ class ReplayScreen(Screen[None]):
             shown = "\n".join(message.warnings[:3])
             more = len(message.warnings) - 3
             self.notify(
-                shown + (f"\n… and {more} more" if more > 0 else ""),
-                title=f"warnings loading {message.path.name}",
+                clean_text(shown + (f"\n… and {more} more" if more > 0 else "")),
+                title=clean_text(f"warnings loading {message.path.name}"),
                 severity="warning",
+                markup=False,  # file names and texts from files are not markup
             )
 
     def on_load_problem(self, message: LoadProblem) -> None:
         self.problems.append(message.text)
-        self.notify(message.text, title="could not load", severity="error", timeout=10)
+        self.notify(
+            clean_text(message.text),
+            title="could not load",
+            severity="error",
+            timeout=10,
+            markup=False,
+        )
 
     def on_load_finished(self, message: LoadFinished) -> None:
         self.loading_done = True
