@@ -275,6 +275,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         def __init__(self) -> None:
             super().__init__()
             self._heard: list[str] = []
+            self._turn_over = False
             self._history: list[dict[str, str]] = []
             self._client: Any = None
             if args.llm_base_url:
@@ -293,9 +294,15 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
                 await self._on_twilio(frame.message)
             elif isinstance(frame, TranscriptionFrame):
                 self._heard.append(frame.text.strip())
+                if self._turn_over:  # the turn's end overtook its transcript
+                    await self._answer()
             elif isinstance(frame, UserStartedSpeakingFrame):
+                self._turn_over = False
                 say("caller started speaking")
             elif isinstance(frame, UserStoppedSpeakingFrame):
+                # A system frame: it can pass the turn's transcript (a data frame) on its
+                # way here, so the answer waits for the transcript when it has to.
+                self._turn_over = True
                 await self._answer()
             elif isinstance(frame, InterruptionFrame) and direction is FrameDirection.DOWNSTREAM:
                 say("interrupted")
@@ -312,6 +319,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             event = message.get("event")
             if event == "start":
                 self._heard.clear()
+                self._turn_over = False
                 self._history.clear()
                 say(f"call started {message.get('streamSid')}")
                 if args.greeting:
@@ -322,9 +330,10 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
         async def _answer(self) -> None:
             text = " ".join(t for t in self._heard if t)
-            self._heard.clear()
             if not text:
                 return
+            self._heard.clear()
+            self._turn_over = False
             say(f"heard {json.dumps(text)}")
             reply = await self._reply(text)
             say(f"replying {json.dumps(reply[:60])}")

@@ -8,6 +8,7 @@ speech over digital silence). Latencies are printed, not asserted.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import pytest
 
 from sessions.lines.base import LINE_RATE, LineNotice, LineState, NoticeKind
 from sessions.lines.twilio import TwilioLine
+from tests.support.openai_server import OpenAIServer, Reply
 from tests.support.pipecat_bot import Bot, running_bot
 
 pytestmark = [pytest.mark.slow, pytest.mark.audio]
@@ -146,7 +148,7 @@ def greet(bot: Bot) -> LiveCall:
     line.open(timeout_s=10)
     call = LiveCall(line)
     assert call.run(10.0, until=lambda c: bool(c.speech_runs()) and c.agent_silent_for(25)), (
-        f"no greeting, or it never ended: {call.speech_runs()}; bot: {bot.lines}"
+        f"no greeting, or it never ended: {call.speech_runs()}; bot: {bot.said('')}"
     )
     return call
 
@@ -157,7 +159,7 @@ def ask_and_get_reply(bot: Bot, call: LiveCall) -> tuple[int, int]:
     start = call.speak(question)
     asked_end = start + int(np.flatnonzero(np.abs(question) > 0.02)[-1]) // FRAME
     got = call.run(20.0, until=lambda c: c.frames > asked_end and speaking_since(c, asked_end))
-    assert got, f"the bot never replied; it said {[s for _, s in bot.lines]}"
+    assert got, f"the bot never replied; it said {bot.said('')}\n{bot.stderr_tail()}"
     reply_start = call.speech_runs(asked_end)[0][0]
     return asked_end, reply_start
 
@@ -250,3 +252,26 @@ def test_without_interruptions_the_bot_talks_over_the_caller(stubborn_bot: Bot) 
         assert bot.said("interrupted") == []
     finally:
         call.line.close()
+
+
+def test_llm_replies_and_no_greeting(openai_server: OpenAIServer) -> None:
+    answer = "Your parcel left the warehouse this morning and arrives on Friday."
+    openai_server.default = Reply(answer)
+    args = ("--llm-base-url", openai_server.base_url, "--model", "test-model", "--greeting", "")
+    with running_bot(*args) as bot:
+        line = TwilioLine(bot.url)
+        line.open(timeout_s=10)
+        call = LiveCall(line)
+        try:
+            call.run(2.0)
+            assert call.speech_runs() == [], "the bot spoke without a greeting"
+            asked_end, reply_start = ask_and_get_reply(bot, call)
+            assert bot.wait_line("replying ", timeout=5)[1] == f"replying {json.dumps(answer[:60])}"
+            call.run(1.5)
+        finally:
+            line.close()
+    (body,) = openai_server.chat_bodies()
+    assert body["model"] == "test-model"
+    assert body["messages"][0]["role"] == "system"
+    assert "order" in body["messages"][-1]["content"].lower()
+    print(f"\nLLM reply latency (loopback server): {(reply_start - asked_end) * FRAME_S:.2f} s")
