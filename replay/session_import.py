@@ -243,7 +243,8 @@ def _place_events(
 
 def _describe_interruptions(agent: dict[int, Turn], cuts: dict[int, list[Interruption]]) -> None:
     """Give each interruption event the agent's reaction: how long it kept talking
-    after the cut (the yield latency; the talk-over while the tester speaks)."""
+    after the cut (the yield latency; the talk-over while the tester speaks). A
+    black-box agent's reaction was measured: its ``agent_yield`` at the same onset."""
     del cuts
     for turn in agent.values():
         events = turn.events_of("interruption")
@@ -255,7 +256,18 @@ def _describe_interruptions(agent: dict[int, Turn], cuts: dict[int, list[Interru
             turn.events.append(event)
             turn.events.sort(key=lambda ev: ev.t)
             events = [event]
+        answers = [
+            y for y in turn.events_of("agent_yield") if y.data.get("after") == "interruption"
+        ]
         for event in events:
+            answer = next((y for y in answers if abs(y.t - event.t) < 1e-6), None)
+            if answer is not None:  # a black-box agent: what it did, as measured
+                stopped = answer.data.get("yielded") is True
+                event.data.setdefault("yielded", stopped)
+                event.data.setdefault(
+                    "yield_latency_s", answer.data.get("latency_s") if stopped else None
+                )
+                event.data.setdefault("talk_over_s", answer.data.get("talk_over_s"))
             latency = _kept_talking(turn, event.t)
             event.data.setdefault("yielded", latency is not None)
             event.data.setdefault("yield_latency_s", latency)

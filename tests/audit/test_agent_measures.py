@@ -206,6 +206,11 @@ def test_the_new_events_survive_loading_with_unknown_fields(tmp_path: Path) -> N
     assert false.label.startswith("false yield")
     interruption = next(e for e in agent[0].events if e.kind == "interruption")
     assert interruption.data["reaction_s"] == 0.1  # an unknown field, kept
+    # The cut's reaction is the measured one, not the turn's talk-over.
+    assert (interruption.data["yielded"], interruption.data["yield_latency_s"]) == (True, 0.25)
+    ignored = next(e for e in agent[2].events if e.kind == "interruption")
+    assert (ignored.data["yielded"], ignored.data["yield_latency_s"]) == (False, None)
+    assert ignored.data["talk_over_s"] == 2.0
 
 
 def test_one_call_has_exact_known_measures(tmp_path: Path) -> None:
@@ -384,6 +389,7 @@ def test_report_shows_per_call_measures(
         assert sum(e["kind"] == "agent_yield" for e in events) == 7
         return
     assert out.count("Agent under test") == 1
+    assert "agent stopped after 0.25 s" in out and "agent stopped after 2 s" not in out
     assert "2/3" in out and "66.7%" in out and "1/4" in out and "25.0" in out
     assert "0.345" in out
 
