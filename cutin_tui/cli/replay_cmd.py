@@ -11,10 +11,12 @@ DESCRIPTION = (
     "Replay calls turn by turn: a list of calls and trials (✓/✗, reward, verdict counts; "
     "f lists only failures) beside a table of turns with the cut marker and the unheard "
     "rest of cut agent turns, the disfluency diff of tester turns, backchannels and pauses "
-    "among the words, and each judge's verdicts in its own column (rules · LLM · τ2). "
+    "among the words, and each judge's verdicts in its own column (rules · LLM · τ2 "
+    "reward · τ2 review); τ2 hang-ups and transfers are call events, never speech. "
     "Keys: j/k turns, n/N failures, c/C cuts, space plays a turn, v hides the judge "
     "columns, r writes a report, ctrl+p lists every command. PATH is a session log, a "
-    "folder of logs, a τ2-bench results file or folder, or a verdict sidecar; without "
+    "folder of logs, a τ2-bench results file or folder (any layout and version: "
+    "monolithic, dir, one simulation, a simulation_run record), or a verdict sidecar; without "
     "PATH the most recent calls of the sessions folder are listed."
 )
 

@@ -11,9 +11,11 @@ from cutin_tui.cli.inputs import load_inputs, print_warnings
 
 DESCRIPTION = (
     "Render calls turn by turn — cut markers, the unheard part of cut turns, disfluency "
-    "diffs, inline events and every judge's verdicts — as Markdown, a self-contained HTML "
+    "diffs, inline events and every judge's verdicts, one column per judge (rules · LLM "
+    "· τ2 reward · τ2 review) — as Markdown, a self-contained HTML "
     "page, or JSON (schema in docs/report-json.md). PATH is a cutin session log, a "
-    "folder of logs, a τ2-bench results.json or results folder, or a verdict sidecar. "
+    "folder of logs, a τ2-bench results.json or results folder, one τ2 simulation file "
+    "or simulation_run record, or a verdict sidecar. "
     "Tick (full-duplex) trials also get τ-Voice's interaction metrics."
 )
 FORMATS = ("md", "html", "json")
