@@ -313,7 +313,8 @@ class TwilioLine:
         self._out = asyncio.Queue()
         try:
             ws = await asyncio.wait_for(
-                connect(self._url, open_timeout=timeout_s, max_size=2**22), timeout_s + 1.0
+                connect(self._url, open_timeout=timeout_s, close_timeout=2.0, max_size=2**22),
+                timeout_s + 1.0,
             )
         except Exception as exc:
             ready.set_exception(LineError(self._connect_error(exc, timeout_s)))

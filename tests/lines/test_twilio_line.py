@@ -381,3 +381,19 @@ def test_secrets_never_reach_target_or_errors() -> None:
 def test_a_url_without_host_or_with_a_bad_port_is_one_clear_line() -> None:
     assert "not a valid WebSocket URL" in one_line_error("ws://127.0.0.1:99999/media")
     assert "not a valid WebSocket URL" in one_line_error("ws:///media")
+
+
+def test_another_streams_sid_is_reported_once_and_its_audio_still_played() -> None:
+    async def script(call: AgentCall) -> None:
+        await call.expect("start")
+        await call.send_media("MZ-someone-else", ulaw_tone(0.2))
+        await call.wait_closed()
+
+    with TwilioAgent(script) as agent:
+        line = TwilioLine(agent.url)
+        line.open(timeout_s=5)
+        wait_until(lambda: line.playout.buffered_s >= 0.19, what="the media")
+        errors = Notices(line).of(NoticeKind.ERROR)
+        assert [n.data["kind"] for n in errors] == ["stream_sid"]
+        assert "'MZ-someone-else'" in errors[0].detail
+        line.close()
