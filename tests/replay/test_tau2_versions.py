@@ -26,6 +26,7 @@ from .craft import shared_fixtures
 
 HERE = Path(__file__).parent / "tau2_files"
 PIPECAT = HERE / "pipecat_voice_retail_trajectory.json"
+FORK_GEN1 = HERE / "fork_gen1_convalidacion_results.json"
 FIXTURES = shared_fixtures()
 needs_shared = pytest.mark.skipif(FIXTURES is None, reason="../shared/fixtures/tau2 not found")
 
@@ -89,6 +90,24 @@ def test_versions_of_the_shared_files() -> None:
     (lone,) = load_path(one).trials
     assert lone.meta["tau2_version"]["layout"] == "simulation"
     assert lone.meta["tau2_version"]["git_commit"].startswith("c0dd233")  # from results.json
+
+
+def test_an_early_results_file_from_a_fork() -> None:
+    batch = load_path(FORK_GEN1)
+    (trial,) = batch.trials
+    assert batch.warnings == []
+    assert trial.meta["tau2_version"]["label"] == "τ2 gen 1 · monolithic · git e94fa4d"
+    assert trial.mode == "half_duplex" and "tau2_mode" not in trial.meta
+    assert trial.meta["user_llm"] == "gemini/gemma-4-26b-a4b-it"
+    assert trial.meta["task_purpose"].startswith("Rechazar una actividad externa")
+    agent, user = trial.turns
+    assert agent.text == "Hi! How can I help you today?"
+    # "...¡Buen día!\n\n###STOP###": the words are speech, the token a hang-up.
+    assert user.text.endswith("¡Buen día!") and "###" not in user.text
+    assert [e.kind for e in user.events] == ["hang_up"]
+    assert user.meta["messages"] == [1, 27]
+    labels = {v.name: v.label for v in trial.verdicts}
+    assert labels["reward"] == "fail" and labels["actions"] == "fail"
 
 
 def test_generation_reads_the_newest_marker_key() -> None:
