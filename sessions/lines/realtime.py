@@ -567,6 +567,8 @@ class RealtimeLine:
         for item in self._items.values():
             if not (item.active or item.unplayed(head)):
                 continue
+            if item.truncated_ms is not None and not self.play_after_truncate:
+                continue  # cut before, and nothing of it has played since
             end_ms = item.heard_at(head) * 1000 // LINE_RATE
             item.cut(head)
             item.truncated_ms = end_ms
