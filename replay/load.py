@@ -45,6 +45,7 @@ from sessions.safe_files import (
     decode_text,
     parse_json,
     read_bytes,
+    read_head,
 )
 
 _WRITE_BACK = frozenset({"source"})
@@ -214,10 +215,17 @@ def _unique(items: Iterable[str]) -> list[str]:
 def _with_sidecar(source: Path, trials: list[Trial], sidecar: Path | None = None) -> Batch:
     batch = Batch(trials, _unique(w for t in trials for w in t.warnings))
     car = sidecar or default_sidecar(source)
-    if car.is_file():
+    if not (car.is_file() or car.is_symlink() or car.exists()):
+        return batch
+    try:
+        read_head(car) or read_bytes(car)  # a FIFO, device or folder: say so
         batch.warnings.extend(merge_sidecar(car, trials))
-        for trial in trials:
-            trial.meta.setdefault("sidecars", []).append(str(car))
+    except FileError as exc:
+        # The τ2 results are fine without their sidecar: shown, and the sidecar named.
+        batch.warnings.append(f"verdict sidecar not read: {exc}")
+        return batch
+    for trial in trials:
+        trial.meta.setdefault("sidecars", []).append(str(car))
     return batch
 
 

@@ -167,7 +167,23 @@ def _simulated_logs(cache: Path) -> list[Seed]:
     ]
 
 
-def _tau2_seeds() -> list[Seed]:
+SIDECAR = "results.json.cutin-verdicts.jsonl"
+
+
+def _judged(cache: Path, results: bytes) -> bytes | None:
+    """The verdict sidecar `cutin judge` writes for ``results``."""
+    from cutin_tui.cli import main
+
+    folder = cache / "judged"
+    if not (folder / SIDECAR).is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "results.json").write_bytes(results)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            main(["judge", str(folder / "results.json")])
+    return (folder / SIDECAR).read_bytes() if (folder / SIDECAR).is_file() else None
+
+
+def _tau2_seeds(cache: Path) -> list[Seed]:
     if not TAU2_DIR.is_dir():
         return []
     seeds: list[Seed] = []
@@ -176,6 +192,15 @@ def _tau2_seeds() -> list[Seed]:
         data = json.loads(mono.read_bytes())
         small = {**data, "simulations": data["simulations"][:3]}
         seeds.append(Seed("tau2-file", "airline[:3]", {"results.json": _dump(small).encode()}))
+        sidecar = _judged(cache, _dump(small).encode())
+        if sidecar is not None:
+            seeds.append(
+                Seed(
+                    "tau2-sidecar",
+                    "airline[:3] verdict sidecar",
+                    {SIDECAR: sidecar, "results.json": _dump(small).encode()},
+                )
+            )
     folder = TAU2_DIR / "voice_full_duplex"
     if folder.is_dir():
         sims = sorted((folder / "simulations").glob("*.json"))
@@ -214,7 +239,7 @@ def _toml_seeds() -> list[Seed]:
 
 
 def seeds(cache: Path) -> list[Seed]:
-    return _simulated_logs(cache) + _tau2_seeds() + _toml_seeds()
+    return _simulated_logs(cache) + _tau2_seeds(cache) + _toml_seeds()
 
 
 def _dump(value: Any) -> str:
@@ -361,7 +386,7 @@ def _note(text: str) -> None:
 def _docs(seed: Seed) -> tuple[list[Any], bool]:
     """The seed's first file as parsed JSON documents (one per line for JSONL)."""
     raw = next(iter(seed.files.values())).decode("utf-8")
-    if seed.kind == "log":
+    if seed.kind in ("log", "tau2-sidecar"):
         return [json.loads(line) for line in raw.splitlines() if line.strip()], True
     return [json.loads(raw)], False
 
@@ -377,7 +402,7 @@ def _pick_target(
 ) -> tuple[int, tuple[Any, ...]] | None:
     """A (document, path) to mutate: a typed field, a string or a number."""
     if kind == "typed":
-        if seed.kind == "log":
+        if seed.kind in ("log", "tau2-sidecar"):
             choices = [(i, (k,)) for i, k in _typed_paths_log(docs)]
         else:
             choices = [(0, p) for p in _tau2_typed_paths(docs[0])]
@@ -486,9 +511,12 @@ def _raw(seed: Seed) -> bytes:
 def m_torn(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     raw = _raw(seed)
     cut = rng.randint(1, max(1, len(raw) - 1))
-    # Cut right after a newline, a log is a valid shorter log (a call that ended there
-    # or is still running): nothing to report.
-    return raw[:cut], not (seed.kind == "log" and raw[cut - 1 : cut] == b"\n")
+    # Cut at a line end, a log is a valid shorter log (a call that ended there or is
+    # still running): nothing to report. Torn TOML can be valid TOML saying less.
+    if seed.kind.startswith("toml"):
+        return raw[:cut], False
+    at_line_end = b"\n" in (raw[cut - 1 : cut], raw[cut : cut + 1])
+    return raw[:cut], not (seed.kind in ("log", "tau2-sidecar") and at_line_end)
 
 
 def m_flip(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
@@ -509,7 +537,9 @@ def m_lines(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     op = rng.choice(("tear", "garble", "swap", "dup", "blank", "array", "scalar"))
     breaks = True
     if op == "tear":
-        lines[i] = lines[i][: rng.randint(0, max(0, len(lines[i]) - 1))]
+        lines[i] = lines[i][
+            : rng.randint(1, max(1, len(lines[i]) - 1))
+        ]  # not blank: a blank line is no record
     if op == "garble":
         lines[i] = rng.choice((b"\xff\xfe garbage", b"{not json", b"}", b"\x00" * 20))
     if op == "swap" and i + 1 < len(lines):
@@ -648,7 +678,7 @@ def _lay_out(case: Case, root: Path) -> list[str]:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(raw)
     first = root / next(iter(case.files))
-    target = root if case.seed.kind == "tau2-dir" else first
+    target = {"tau2-dir": root, "tau2-sidecar": root / "results.json"}.get(case.seed.kind, first)
     special = case.special
     if special is not None:
         victim = first

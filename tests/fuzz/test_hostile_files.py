@@ -35,10 +35,11 @@ def test_hostile_files_big_run(tmp_path: Path) -> None:
     _assert_clean(SLOW_CASES, seed=7, tmp_path=tmp_path)
 
 
-def test_tau2_seeds_are_used_when_the_shared_fixtures_are_there() -> None:
+def test_tau2_seeds_are_used_when_the_shared_fixtures_are_there(tmp_path: Path) -> None:
     if not hostile.TAU2_DIR.is_dir():
         pytest.skip(f"no τ2 fixtures at {hostile.TAU2_DIR} (the shared folder beside the repo)")
-    assert {s.kind for s in hostile._tau2_seeds()} == {"tau2-file", "tau2-dir"}
+    kinds = {s.kind for s in hostile._tau2_seeds(tmp_path)}
+    assert kinds == {"tau2-file", "tau2-dir", "tau2-sidecar"}
 
 
 def _child_env(tmp_path: Path) -> dict[str, str]:
