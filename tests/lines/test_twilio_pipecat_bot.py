@@ -130,10 +130,9 @@ def speaking_since(call: LiveCall, frame: int, frames: int = 5) -> bool:
     return len(tail) >= frames and min(tail) >= SPEECH_RMS
 
 
-@pytest.fixture(scope="module")
-def bot() -> Iterator[Bot]:
-    with running_bot() as bot:
-        yield bot
+@pytest.fixture
+def bot(pipecat_bot: Bot) -> Bot:
+    return pipecat_bot
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.openai_server import OpenAIServer
+from tests.support.pipecat_bot import Bot, running_bot
 
 
 @pytest.fixture
@@ -17,3 +18,12 @@ def openai_server() -> Iterator[OpenAIServer]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def pipecat_bot() -> Iterator[Bot]:
+    """The example Pipecat bot (interruptions on), one for the whole run; it serves one
+    call at a time, so close each line before the next test dials
+    (see tests/support/pipecat_bot.py). Skips when espeak-ng or Pipecat is missing."""
+    with running_bot() as bot:
+        yield bot
