@@ -1,0 +1,105 @@
+"""Black-box calls to a real Pipecat bot on loopback, over Twilio Media Streams.
+
+The bot (examples/pipecat_bot.py) runs Silero VAD, faster-whisper tiny.en and espeak-ng
+with interruptions on (or off). cutin dials it with the remote loop in real time, as
+``cutin call --agent twilio:ws://...`` does, and the log's measurements are checked
+against the 2-channel recording the call leaves and against what the bot says it did.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from controls.tendencies import Tendencies
+from sessions.call.config import CallConfig
+from sessions.call.recorder import Recorder
+from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+from sessions.call.users import ScriptedUser
+from sessions.clock import RealClock
+from sessions.log.models import Event, SpeechInfo
+from sessions.log.reader import read_session
+from sessions.scenarios import load_scenario
+from tests.remote.helpers import first_sound, read_two_channels, stop_after
+from tests.support.pipecat_bot import Bot, running_bot
+
+pytestmark = [pytest.mark.audio, pytest.mark.slow]
+FRAME = 0.02
+"""One 20 ms Twilio media frame: the tolerance between the log and the recording."""
+
+
+def dial(bot: Bot, tmp_path: Path, *, beta: float, gamma: float, seconds: float) -> Path:
+    """One real-time call to the bot; returns the log (its recording is beside it)."""
+    scenario = load_scenario("retail-order-change")
+    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=2)
+    spec = RemoteSpec(agent=f"twilio:{bot.url}", cache_dir=tmp_path / "cache")
+    recorder = Recorder.create(
+        tmp_path, config, spec.agent_info(scenario.agent.name), speech=spec.speech_info()
+    )
+    wav = recorder.path.with_suffix(".wav")
+    user = ScriptedUser(scenario, barge_in_with_next_line=True)
+    loop = build_remote_loop(spec, config, recording_path=wav, user=user)
+    loop.listeners.append(recorder)
+    stop = threading.Event()
+    timer = threading.Timer(seconds, stop.set)
+    timer.start()
+    try:
+        loop.run_realtime(RealClock(), stop)
+    finally:
+        timer.cancel()
+        loop.voice.close()
+        recorder.close()
+    return recorder.path
+
+
+def events(log: Path, kind: str) -> list[Event]:
+    return [e for e in read_session(log).events if e.type == kind]
+
+
+def test_barge_in_makes_the_bot_yield_and_the_log_matches_the_recording(tmp_path: Path) -> None:
+    with running_bot() as bot:
+        log = dial(bot, tmp_path, beta=1.0, gamma=0.0, seconds=40)
+        assert bot.said("interrupted"), "the bot never reported being interrupted"
+    cuts = events(log, "interruption")
+    assert cuts, "β = 1 never barged in on the bot's long answer"
+    yields = [e for e in events(log, "agent_yield") if e.after == "interruption"]
+    assert yields and yields[0].yielded, yields
+    y = yields[0]
+    agent, caller = read_two_channels(log.with_suffix(".wav"))
+    onset = first_sound(caller, y.onset_t - 0.1)
+    stop = stop_after(agent, y.onset_t)
+    assert abs(onset - y.onset_t) <= FRAME
+    assert abs(stop - y.stop_t) <= FRAME
+    assert abs(max(0.0, stop - onset) - y.latency_s) <= FRAME
+    assert y.clear_t is not None, "Pipecat's interruption sends Twilio's clear"
+    print(f"bot yield latency {y.latency_s:.3f} s; cutin's reaction {cuts[0].reaction_s:.3f} s")
+
+
+def test_a_bot_with_interruptions_off_does_not_yield(tmp_path: Path) -> None:
+    with running_bot("--no-interruptions") as bot:
+        log = dial(bot, tmp_path, beta=1.0, gamma=0.0, seconds=35)
+    yields = [e for e in events(log, "agent_yield") if e.after == "interruption"]
+    assert yields, "β = 1 never barged in"
+    assert not any(y.yielded for y in yields), yields
+    assert all(y.talk_over_s > 0.5 for y in yields)
+
+
+def test_backchannels_at_gamma_one_give_a_false_yield_figure(tmp_path: Path) -> None:
+    with running_bot() as bot:
+        log = dial(bot, tmp_path, beta=0.0, gamma=1.0, seconds=40)
+    after_bc = [e for e in events(log, "agent_yield") if e.after == "backchannel"]
+    assert after_bc, "γ = 1 never backchannelled in the bot's answers"
+    false_yields = sum(1 for e in after_bc if e.yielded)
+    # Pipecat takes a 0.4 s "mm-hmm" for a barge-in: its VAD needs only 0.2 s of speech.
+    assert false_yields >= 1
+    print(f"false yields {false_yields}/{len(after_bc)}")
+
+
+def test_the_header_names_the_line_not_a_secret(tmp_path: Path) -> None:
+    spec = RemoteSpec(agent="twilio:wss://user:tok@example.invalid:443/media?token=abc")
+    info = spec.agent_info("x")
+    assert info.kind == "twilio"
+    assert info.base_url == "wss://example.invalid:443/media"
+    assert isinstance(spec.speech_info(), SpeechInfo)
