@@ -43,6 +43,7 @@ from sessions.safe_files import (
     JsonSyntaxError,
     clean_strings,
     decode_text,
+    may_hold_controls,
     parse_json,
     read_bytes,
     read_head,
@@ -98,7 +99,8 @@ def load_log(path: Path | str) -> Trial:
     # A log keeps its text exactly (it is appended to and rewritten by nobody); what
     # is shown of it never carries a control character (sessions.safe_files).
     trial = trial_from_session(session)
-    clean_strings(trial, keep=_WRITE_BACK)
+    if may_hold_controls(read_bytes(path)):  # the walk costs; most logs need none
+        clean_strings(trial, keep=_WRITE_BACK)
     return trial
 
 

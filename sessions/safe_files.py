@@ -89,6 +89,18 @@ def fix_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
+_CONTROL_IN_JSON = re.compile(
+    rb"\\u00(?:[01][0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])|\\[bfr]|\x7f|\xc2[\x80-\x9f]|[\x00-\x08\x0b-\x1f]"
+)
+
+
+def may_hold_controls(raw: bytes) -> bool:
+    """Whether JSON text ``raw`` can decode to a string holding a control character
+    (escaped as ``\\u00XX``, ``\\b``, ``\\f``, ``\\r``, or a raw DEL or C1): when not,
+    :func:`clean_strings` has nothing to do."""
+    return _CONTROL_IN_JSON.search(raw) is not None
+
+
 def clean_strings(obj: Any, *, keep: frozenset[str] = frozenset()) -> Any:
     """Apply :func:`clean_text` to every string inside ``obj`` (dataclasses, dicts,
     lists, in place; tuples and strings are rebuilt) and return it. Dataclass fields
@@ -426,6 +438,7 @@ __all__ = [
     "fix_surrogates",
     "iter_lines",
     "json_path",
+    "may_hold_controls",
     "parse_json",
     "parse_toml",
     "read_bytes",

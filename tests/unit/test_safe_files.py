@@ -106,3 +106,13 @@ def test_toml_gets_the_same_limits() -> None:
     with pytest.raises(FileError, match=r"s\.toml: TOML nested deeper"):
         parse_toml("a = " + "[" * 3000 + "]" * 3000, "s.toml")
     assert parse_toml('a = "\\u001b]0;x\\u0007"', "s.toml") == {"a": "␛]0;x␇"}
+
+
+def test_may_hold_controls_never_misses_one() -> None:
+    from sessions.safe_files import may_hold_controls
+
+    for text in ("\x1b]0;t\x07", "a\rb", "\x85", "\x7f", "\x00", "\x0c"):
+        raw = json.dumps({"text": text}, ensure_ascii=False).encode("utf-8")
+        assert may_hold_controls(raw), text
+        assert may_hold_controls(json.dumps({"text": text}).encode("ascii")), text
+    assert not may_hold_controls(json.dumps({"t": "plain\ttext\nwith é"}).encode())
