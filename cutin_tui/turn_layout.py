@@ -307,10 +307,15 @@ def _verdict_lines(verdicts: Sequence[Verdict], width: int, focused: bool) -> li
     out: list[Line] = []
     for v in verdicts:
         name = SHORT_NAMES.get(v.name, v.name) or v.judge
+        if v.extra.get("source") and name.startswith(("error ", "hallucination ")):
+            # τ2 review errors: who and how severe first, so a narrow column keeps them.
+            name = name.split(": ", 1)[-1]
         head: Line = [(" " + GLYPH.get(v.label, "?"), v.label), (" ", ""), (name, v.label)]
-        out.append(clip(head, width))
         if not focused:
+            out.append(clip(head, width))
             continue
+        words = [(w, v.label) for w in name.split()]
+        out.extend(wrap([(" " + GLYPH.get(v.label, "?"), v.label), *words], width))
         if v.judge != judge_group(v.judge):
             out.extend(_indent(wrap([(w, "dim") for w in f"({v.judge})".split()], width - 1)))
         if v.rationale:
