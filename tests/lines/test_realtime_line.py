@@ -11,9 +11,11 @@ import functools
 import json
 import shutil
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -685,3 +687,82 @@ def test_caller_audio_goes_out_in_append_batches(
     assert server.input_seconds == pytest.approx(1.024)  # 16 → 24 kHz, nothing lost or added
     assert line.sent_samples == 32 * FRAME
     assert not server.sent_events("input_audio_buffer.speech_started")  # faint noise is no speech
+
+
+# -- a whole black-box call ------------------------------------------------------------
+
+
+def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path:
+    """``cutin call --agent realtime --base-url ...`` at β = 1, in real time; the log."""
+    from controls.tendencies import Tendencies
+    from sessions.call.config import CallConfig
+    from sessions.call.recorder import Recorder
+    from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+    from sessions.call.users import ScriptedUser
+    from sessions.clock import RealClock
+    from sessions.scenarios import load_scenario
+
+    scenario = load_scenario("retail-order-change")
+    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 1.0, 0.0), seed=2)
+    spec = RemoteSpec(
+        agent="realtime",
+        base_url=server.base_url,
+        model=MODEL,
+        api_key=KEY,
+        instructions=scenario.agent.system_prompt or None,
+        cache_dir=tmp_path / "cache",
+    )
+    recorder = Recorder.create(
+        tmp_path, config, spec.agent_info(scenario.agent.name), speech=spec.speech_info()
+    )
+    user = ScriptedUser(scenario, barge_in_with_next_line=True)
+    loop = build_remote_loop(
+        spec, config, recording_path=recorder.path.with_suffix(".wav"), user=user
+    )
+    loop.listeners.append(recorder)
+    stop = threading.Event()
+    timer = threading.Timer(seconds, stop.set)
+    timer.start()
+    try:
+        loop.run_realtime(RealClock(), stop)
+    finally:
+        timer.cancel()
+        loop.voice.close()
+        recorder.close()
+    return recorder.path
+
+
+@pytest.mark.slow
+@pytest.mark.audio
+@needs_espeak
+def test_a_black_box_call_over_the_realtime_line_measures_the_yield(
+    servers: Callable[..., RealtimeServer], tmp_path: Path
+) -> None:
+    from sessions.log.reader import read_session
+    from sessions.scenarios import load_scenario
+
+    server = servers()
+    log = _remote_call(tmp_path, server, seconds=25.0)
+    events = read_session(log).events
+    cuts = [e for e in events if e.type == "interruption"]
+    assert cuts, "β = 1 never barged in on the agent's long answer"
+    yields = [e for e in events if e.type == "agent_yield" and e.after == "interruption"]
+    assert yields and yields[0].yielded, yields
+    assert yields[0].clear_t is not None  # the line's flush at speech_started
+    (truncate, *_) = server.events("conversation.item.truncate")
+    assert truncate["item_id"] == server.answers[0].item_id
+    # The answer streamed 4x faster than real time, so it was often complete server-side
+    # when the barge-in came: the truncate is what kept the unheard rest out of it.
+    assert server.sent_events("conversation.item.truncated")
+    assert not server.sent_events("error")
+    assert truncate["audio_end_ms"] / 1000 < server.answers[0].duration_s - 1.0
+    assert KEY not in log.read_text()
+    (update,) = server.events("session.update")
+    assert update["session"].get("instructions") == (
+        load_scenario("retail-order-change").agent.system_prompt or None
+    )
+    print(
+        f"\nblack-box call: agent yield latency {yields[0].latency_s:.3f} s, "
+        f"clear {yields[0].clear_t - yields[0].onset_t:.3f} s after the caller's onset; "
+        f"truncated at {truncate['audio_end_ms']} ms of {server.answers[0].duration_s:.1f} s"
+    )
