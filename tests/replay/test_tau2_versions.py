@@ -331,3 +331,26 @@ def test_tick_effects_during_speech_become_effect_events() -> None:
         totals.update(realized(trial))
     # In and out of turn together: what the ticks say happened.
     assert totals == {"burst_noise": 12, "muffling": 8, "non_directed_speech": 6, "vocal_tic": 9}
+
+
+def test_a_control_token_in_tick_text_is_a_call_event(tmp_path: Path) -> None:
+    from .tickspec import ticks
+
+    stop = "###STOP###"
+    sim = {
+        "id": "fd-1",
+        "task_id": "1",
+        "mode": "full_duplex",
+        "ticks": ticks(
+            "AAAAAA....................",
+            ".......UUUU..U..........U",
+            user_text={7: "Thanks, ", 8: "that's all. ", 9: "Bye! ", 13: stop, 24: stop},
+        ),
+    }
+    (trial,) = load_path(_write(tmp_path / "fd.json", sim)).trials
+    first, last = trial.user_turns()
+    # A token inside a turn: the words stay, the token becomes the turn's hang-up.
+    assert first.text == first.spoken == "Thanks, that's all. Bye!"
+    assert [e.kind for e in first.events] == ["hang_up"]
+    # The lone end-of-call tick τ2 leaves: no words, one hang-up.
+    assert last.text == "" and [e.kind for e in last.events] == ["hang_up"]
