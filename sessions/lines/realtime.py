@@ -60,7 +60,8 @@ if TYPE_CHECKING:
 WIRE_RATE = 24_000
 """The only PCM rate the Realtime API speaks."""
 AUDIO_FORMAT = "audio/pcm;rate=24000"
-DEFAULT_MODEL = "gpt-realtime"
+DEFAULT_MODEL = "gpt-realtime-1.5"
+"""A current, non-reasoning Realtime model (the bare ``gpt-realtime`` is deprecated)."""
 
 AUDIO_DELTA = frozenset({"response.output_audio.delta", "response.audio.delta"})
 TRANSCRIPT_EVENTS = frozenset(
