@@ -17,6 +17,15 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len, chop_cells
 
+from replay.black_box import (
+    answer_is_bad,
+    answer_phrase,
+    cut_marks,
+    false_yield_mark,
+    false_yields,
+    interruption_answer,
+    turn_cut,
+)
 from replay.judge_columns import judge_group, judge_groups, judge_title
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, InlineEvent, Trial, Turn, Verdict
 from replay.report import tau2_facts
@@ -196,6 +205,8 @@ def _event_mark(e: InlineEvent) -> Piece | None:
 def _event_text(e: InlineEvent) -> Piece:
     """A listed (untimed) event as one piece."""
     label = e.label or ""
+    if e.kind == "agent_yield":
+        return _yield_text(e)
     if e.kind == "tool_call":
         return (f"⚙ {label}", "tool")
     if e.kind == "tool_result":
@@ -214,6 +225,11 @@ def _event_text(e: InlineEvent) -> Piece:
         return (f"≈ {label} at {format_time(e.t)}", "event")
     name = e.kind.replace("_", " ")
     return (f"· {name} {label} at {format_time(e.t)}".replace("  ", " "), "event")
+
+
+def _yield_text(e: InlineEvent) -> Piece:
+    role = "false-yield" if answer_is_bad(e) else "cut-note"
+    return (f"{answer_phrase(e)} at {format_time(e.t)}", role)
 
 
 def _placeholder(turn: Turn) -> str:
@@ -244,12 +260,27 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
             marks.setdefault(pos, []).append(mark)
     else:
         rest = [e for e in events if not (e.kind == "opportunity" and _event_mark(e) is None)]
+    # A black-box agent: ▌cut at the tester's onset, its talk-over, ■stop where it stopped.
+    bb = turn_cut(turn, starts if placeable else None)
+    over = range(bb.cut, bb.stop) if bb is not None else range(0)
+    if bb is not None:
+        answer = interruption_answer(turn)
+        rest = [e for e in rest if e is not answer]  # said by the cut note
+        marks.setdefault(bb.cut, []).insert(0, ("▌cut", "cut"))
+        stop = cut_marks(turn, bb)
+        if stop:
+            at = bb.stop if bb.stopped else len(spoken)
+            marks.setdefault(at, []).append((stop, "stop" if bb.stopped else "cut"))
+    if placeable:
+        for stop_t, latency in false_yields(turn):
+            pos = bisect_left(starts, stop_t)
+            marks.setdefault(pos, []).append((false_yield_mark(latency), "false-yield"))
     out: list[Piece] = []
     for i, word in enumerate(spoken):
         out.extend(marks.get(i, ()))
-        out.append((word, "agent"))
+        out.append((word, "talk-over" if i in over else "agent"))
     out.extend(marks.get(len(spoken), ()))
-    if turn.interrupted:
+    if turn.interrupted and bb is None:
         out.append(("▌cut", "cut"))
     out.extend((w, "unspoken") for w in unspoken)
     if not spoken and not unspoken:
@@ -290,9 +321,12 @@ def _user_lines(turn: Turn, width: int) -> list[Line]:
 def _agent_lines(turn: Turn, width: int) -> list[Line]:
     tokens, rest = _words_with_marks(turn)
     lines = wrap(tokens, width)
+    answer = interruption_answer(turn) if turn.interrupted else None
     if turn.interrupted and turn.cut_t is not None:
         note = f"cut at {format_time(turn.cut_t)}"
-        if turn.talk_over_s is not None and turn.talk_over_s >= 0.05:
+        if answer is not None and not turn.unspoken:  # a black-box agent, as measured
+            note += f": {answer_phrase(answer)}"
+        elif turn.talk_over_s is not None and turn.talk_over_s >= 0.05:
             note += f", talked over the tester for {_seconds(turn.talk_over_s)}"
         lines.extend(wrap([(w, "cut-note") for w in note.split()], width))
     lines.extend(clip([_event_text(e)], width) for e in rest)

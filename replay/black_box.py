@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from replay.model import InlineEvent, Turn
+
 STOP = "■stop"
 TALKED_ON = "▶talked-on"
 FALSE_YIELD = "■false-yield"
@@ -72,13 +74,83 @@ def yield_phrase(
     over = f" (talk-over {talk_over_s:.1f} s)" if talk_over_s >= 0.05 else ""
     latency = f"{latency_s:.2f} s" if latency_s is not None else "?"
     if after == "backchannel":
-        possessive = "your" if who == "you" else "the tester's"
+        possessive = "your" if who == "you" else "the"
         if yielded:
-            return f"false yield: the agent stopped {latency} after {possessive} backchannel"
-        return f"the agent kept talking through {possessive} backchannel"
+            return f"false yield: agent stopped {latency} after {possessive} backchannel"
+        return f"agent kept talking through {possessive} backchannel"
     if yielded:
         return f"agent stopped {latency} after {who} began{over}"
     return f"agent did not yield within {window_s:.1f} s{over}"
+
+
+# ---- on a replayed turn (replay.session_import puts ``agent_yield`` events on turns)
+
+
+def interruption_answer(turn: Turn) -> InlineEvent | None:
+    """The ``agent_yield`` that answers the tester's interruption of this turn."""
+    for e in turn.events:
+        if e.kind == "agent_yield" and e.data.get("after") == "interruption":
+            return e
+    return None
+
+
+def turn_cut(turn: Turn, starts: Sequence[float] | None = None) -> CutSplit | None:
+    """Where a black-box agent's cut turn splits its ``spoken`` words (None: not such a
+    turn). ``starts``: the words' start times (default: the turn's word timings, when
+    they match its words; else the stop cannot be placed and sits at the cut)."""
+    if not turn.interrupted or turn.cut_word is None or turn.unspoken:
+        return None
+    answer = interruption_answer(turn)
+    stop_t = turn.meta.get("stop_t")
+    if answer is not None and isinstance(answer.data.get("stop_t"), int | float):
+        stop_t = answer.data["stop_t"]
+    if answer is None and stop_t is None:
+        return None
+    n = len(turn.spoken.split())
+    if starts is None:
+        starts = [w.start for w in turn.words[:n]]
+    if len(starts) != n:
+        starts = [float("inf")] * n
+    talked_on = answer is not None and not answer.data.get("yielded")
+    return split_cut(starts, turn.cut_word, stop_t, talked_on=talked_on)
+
+
+def cut_marks(turn: Turn, split: CutSplit) -> str:
+    """The mark after the talk-over: ``■stop+0.24s``, ``▶talked-on`` or nothing."""
+    answer = interruption_answer(turn)
+    if split.stopped:
+        return stop_mark(answer.data.get("latency_s") if answer is not None else None)
+    return TALKED_ON if answer is not None else ""
+
+
+def false_yields(turn: Turn) -> list[tuple[float, float | None]]:
+    """(stop_t, latency) of each stop a backchannel caused in this turn."""
+    out = []
+    for e in turn.events:
+        d = e.data
+        after_backchannel = e.kind == "agent_yield" and d.get("after") == "backchannel"
+        if after_backchannel and d.get("yielded") and isinstance(d.get("stop_t"), int | float):
+            out.append((float(d["stop_t"]), d.get("latency_s")))
+    return out
+
+
+def answer_phrase(e: InlineEvent, *, who: str = "the tester") -> str:
+    """:func:`yield_phrase` for an ``agent_yield`` inline event."""
+    d = e.data
+    return yield_phrase(
+        str(d.get("after", "")),
+        bool(d.get("yielded")),
+        d.get("latency_s"),
+        float(d.get("window_s") or 0.0),
+        float(d.get("talk_over_s") or 0.0),
+        who=who,
+    )
+
+
+def answer_is_bad(e: InlineEvent) -> bool:
+    """Did the agent do the wrong thing: talk on through a cut, or stop for a backchannel?"""
+    yielded = bool(e.data.get("yielded"))
+    return yielded if e.data.get("after") == "backchannel" else not yielded
 
 
 __all__ = [
@@ -86,8 +158,14 @@ __all__ = [
     "STOP",
     "TALKED_ON",
     "CutSplit",
+    "answer_is_bad",
+    "answer_phrase",
+    "cut_marks",
     "false_yield_mark",
+    "false_yields",
+    "interruption_answer",
     "split_cut",
     "stop_mark",
+    "turn_cut",
     "yield_phrase",
 ]

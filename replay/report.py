@@ -17,6 +17,7 @@ from typing import Any
 
 from replay.agent_measures import measures_of_trial
 from replay.agent_render import call_html, call_markdown
+from replay.black_box import answer_phrase, cut_marks, false_yield_mark, false_yields, turn_cut
 from replay.judge_columns import judge_group, judge_groups, judge_title
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, Insertion, Trial, Turn, Verdict
 from replay.tau2.control import CALL_EVENTS
@@ -211,6 +212,8 @@ def _diff_tokens(rendered: str, insertions: Sequence[Insertion]) -> list[tuple[s
 
 def _event_text(e: Any) -> str:
     label = f" {e.label}" if e.label else ""
+    if e.kind == "agent_yield":
+        return f"{e.t:.1f} s {answer_phrase(e)}"
     if e.kind == "interruption":
         lat = e.data.get("yield_latency_s")
         tail = f" (agent stopped after {_num(lat)} s)" if lat is not None else ""
@@ -272,12 +275,25 @@ def _md_turn_text(t: Turn) -> str:
     if t.speaker == "user" and t.rendered is not None and t.rendered != t.text:
         return f"{_md(t.text)}<br>heard: {_md(t.rendered)}"
     words = t.spoken if t.speaker == "agent" else t.text
+    split = turn_cut(t) if t.speaker == "agent" else None
+    if split is not None:  # a black-box agent: its talk-over in italics, then where it stopped
+        said = words.split()
+        parts = [_md(" ".join(said[: split.cut])), CUT]
+        if split.stop > split.cut:
+            parts.append(f"*{_md(' '.join(said[split.cut : split.stop]))}*")
+        parts += [cut_marks(t, split), _md(" ".join(said[split.stop :])), _false_yield_marks(t)]
+        return " ".join(p for p in parts if p)
     text = _md(words) if words.strip() or t.unspoken else f"_{_placeholder(t)}_"
     if t.interrupted:
         text = f"{text} {CUT}".strip()
         if t.unspoken:
             text += f" ~~{_md(t.unspoken)}~~"
-    return text
+    return f"{text} {_false_yield_marks(t)}".rstrip()
+
+
+def _false_yield_marks(t: Turn) -> str:
+    """``■false-yield+0.31s`` for each time a backchannel made a black-box agent stop."""
+    return " ".join(false_yield_mark(latency) for _, latency in false_yields(t))
 
 
 def _md_verdicts(verdicts: Sequence[Verdict]) -> str:
@@ -368,6 +384,7 @@ summary{cursor:pointer;padding:.5rem .8rem;font-weight:600}
 details>div{padding:0 .8rem .8rem}
 .agent td.who{color:#1a5fb4}.user td.who{color:#6b4fa3}
 .cut{color:#b3261e;font-weight:700}.unspoken{opacity:.45;text-decoration:line-through}
+.talk-over{color:#9a6700;font-style:italic}.stop{color:#9a6700;font-weight:700}
 .ins{border-radius:3px;padding:0 2px}.ins-filler{background:#fde7a9}
 .ins-repetition{background:#cde6ff}.ins-pause{background:#e7d9ff}
 .ev{color:#55606b;font-size:.9em}.v{font-size:.9em}.meta{color:#55606b}
@@ -392,6 +409,21 @@ def _html_turn_text(t: Turn) -> str:
                 )
             text += f'<br><span class="meta">heard:</span> {" ".join(parts)}'
         return text
+    split = turn_cut(t)
+    if split is not None:  # a black-box agent: its talk-over, then where it stopped
+        said = t.spoken.split()
+        parts = [
+            _h(" ".join(said[: split.cut])),
+            f'<span class="cut" title="the tester began at {_time(t.cut_t)} s">{CUT}</span>',
+        ]
+        if split.stop > split.cut:
+            over = _h(" ".join(said[split.cut : split.stop]))
+            parts.append(f'<span class="talk-over" title="said over the tester">{over}</span>')
+        mark = cut_marks(t, split)
+        if mark:
+            parts.append(f'<span class="stop">{_h(mark)}</span>')
+        parts += [_h(" ".join(said[split.stop :])), _html_false_yields(t)]
+        return " ".join(p for p in parts if p)
     if t.spoken.strip() or t.unspoken:
         text = _h(t.spoken)
     else:
@@ -400,7 +432,15 @@ def _html_turn_text(t: Turn) -> str:
         text += f' <span class="cut" title="cut at {_time(t.cut_t)} s">{CUT}</span>'
         if t.unspoken:
             text += f' <span class="unspoken" title="never played">{_h(t.unspoken)}</span>'
-    return text
+    marks = _html_false_yields(t)
+    return f"{text} {marks}" if marks else text
+
+
+def _html_false_yields(t: Turn) -> str:
+    marks = _false_yield_marks(t)
+    if not marks:
+        return ""
+    return f'<span class="cut" title="a backchannel made the agent stop">{marks}</span>'
 
 
 def _html_verdict(v: Verdict) -> str:

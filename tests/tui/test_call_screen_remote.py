@@ -151,3 +151,48 @@ async def test_a_line_that_fails_mid_call_ends_it_with_a_visible_error(tmp_path:
         toasts = [n.message for n in app._notifications]
         assert any("connection reset" in m for m in toasts)
         assert app.return_code is None  # the app is still up, showing the call
+
+
+async def test_a_recorded_black_box_call_replays_with_its_stop_and_its_audio(
+    tmp_path: Path,
+) -> None:
+    """The log and the 2-channel WAV a remote call leaves: replay draws the stop the log
+    measured, and space's clip of the cut turn is both channels of that stretch."""
+    from cutin_tui.replay_audio import clip_audio, turn_clip
+    from cutin_tui.turn_layout import Columns, TurnTable
+    from replay.load import load_log
+    from replay.model import Trial
+    from sessions.call import Recorder
+    from sessions.call.recording import CallRecording, recording_path
+    from sessions.speech import SAMPLE_RATE
+    from tests.remote.helpers import read_two_channels
+
+    scenario = load_scenario("retail-order-change")
+    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 1.0, 0.0), seed=3)
+    spec = RemoteSpec(agent="twilio:ws://127.0.0.1:8765/", cache_dir=tmp_path / "cache")
+    line = _TwilioLikeLine(SimAgent(yields=True))
+    line.open()
+    loop = build_remote_loop(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
+    recorder = Recorder.create(
+        tmp_path / "logs", config, spec.agent_info("sim"), speech=spec.speech_info()
+    )
+    loop.recording = CallRecording(recording_path(recorder.path))
+    driver = VirtualDriver(loop, scenario, recorder)
+    driver.advance(7.0)
+    driver.stop()
+    trial = load_log(recorder.path)
+    assert isinstance(trial, Trial) and trial.header["agent"]["kind"] == "twilio"
+    cut = next(t for t in trial.agent_turns() if t.interrupted)
+    row = TurnTable(trial).cells(cut.index + 1, Columns(120, ()))
+    text = " ".join("".join(p for p, _ in line) for line in row.text)
+    assert "▌cut" in text and "■stop+" in text and "agent stopped" in text
+    clip = turn_clip(trial, cut)
+    assert not isinstance(clip, str), clip
+    audio = clip_audio(clip)
+    agent_ch, caller_ch = read_two_channels(recording_path(recorder.path))
+    assert cut.start is not None and cut.end is not None
+    first, last = int(cut.start * SAMPLE_RATE), int(cut.end * SAMPLE_RATE)
+    assert len(audio) == last - first
+    expected = np.clip(agent_ch[first:last] + caller_ch[first:last], -1.0, 1.0)
+    assert np.abs(audio - expected).max() < 2e-4  # both sides, each at its own level
+    assert np.abs(caller_ch[first:last]).max() > 0.05  # the tester's barge-in is in it
