@@ -324,8 +324,9 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
                 say(f"call started {message.get('streamSid')}")
                 if args.greeting:
                     await self.push_frame(TTSSpeakFrame(args.greeting))
-            elif event == "stop":
-                say("call stopped")
+            elif event in ("stop", "hangup"):
+                # Nothing of this call may be left to play into the next one.
+                say("call stopped" if event == "stop" else "caller hung up")
                 await self.broadcast_interruption()
 
         async def _answer(self) -> None:
@@ -410,7 +411,8 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
     @transport.event_handler("on_client_disconnected")
     async def on_disconnected(_transport: Any, _websocket: Any) -> None:
-        say("caller hung up")
+        # Through the pipeline, so the replier interrupts any speech on its own task.
+        await worker.queue_frame(InputTransportMessageFrame(message={"event": "hangup"}))
 
     return transport, worker
 

@@ -8,6 +8,8 @@ speech over digital silence). Latencies are printed, not asserted.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 
 from sessions.lines.base import LINE_RATE, LineNotice, LineState, NoticeKind
+from sessions.lines.codec import StreamResampler, encode_ulaw
 from sessions.lines.twilio import TwilioLine
 from tests.support.openai_server import OpenAIServer, Reply
 from tests.support.pipecat_bot import Bot, running_bot
@@ -274,3 +277,42 @@ def test_llm_replies_and_no_greeting(openai_server: OpenAIServer) -> None:
     assert body["messages"][0]["role"] == "system"
     assert "order" in body["messages"][-1]["content"].lower()
     print(f"\nLLM reply latency (loopback server): {(reply_start - asked_end) * FRAME_S:.2f} s")
+
+
+def test_a_caller_who_drops_mid_reply_leaves_nothing_for_the_next(bot: Bot) -> None:
+    """The bot is a test agent for many calls in a row: a dropped call (no ``stop``)
+    must not leave its reply playing into the next call's greeting."""
+
+    t0 = time.monotonic()
+
+    async def drop_mid_reply() -> None:
+        from websockets.asyncio.client import connect
+
+        question = encode_ulaw(StreamResampler(LINE_RATE, 8000).process(espeak(QUESTION)))
+        audio = question + encode_ulaw(np.zeros(8000 * 6, dtype=np.float32))
+        sid = "MZ" + "0" * 32
+        async with connect(bot.url) as ws:
+            await ws.send(json.dumps({"event": "connected", "protocol": "Call"}))
+            start = {"streamSid": sid, "callSid": "CA1", "accountSid": "AC1", "tracks": []}
+            await ws.send(json.dumps({"event": "start", "streamSid": sid, "start": start}))
+            for i in range(0, len(audio), 160):
+                payload = base64.b64encode(audio[i : i + 160]).decode("ascii")
+                await ws.send(
+                    json.dumps({"event": "media", "streamSid": sid, "media": {"payload": payload}})
+                )
+                await asyncio.sleep(0.02)
+                if any(t >= t0 for t, _ in bot.said("replying")):
+                    break
+            await asyncio.sleep(1.0)  # the reply is on its way
+            ws.transport.abort()
+
+    asyncio.run(drop_mid_reply())
+    bot.wait_line("replying ", after=t0, timeout=1)
+    bot.wait_line("caller hung up", after=t0, timeout=10)
+    call = greet(bot)  # the next call: its greeting, then silence
+    try:
+        (first, last), *rest = call.speech_runs()
+        assert (last - first + 1) * FRAME_S < 5.0, "the old reply played into this call"
+        assert rest == []
+    finally:
+        call.line.close()
