@@ -358,10 +358,18 @@ def check_tree(value: Any, where: str, *, strings: Callable[[str], str] = clean_
     return root
 
 
+_RAW_C1 = re.compile("[\x7f-\x9f]")
+"""DEL and the C1 controls: JSON lets them stand unescaped in a string."""
+
+
 def _needs_walk(text: str) -> bool:
-    """Cheap pre-check: a value can only be nested too deep, hold a control
-    character or a surrogate (always escaped in valid JSON) when the text allows it."""
-    return "\\" in text or text.count("[") + text.count("{") > MAX_DEPTH
+    """Cheap pre-check: a value can only be nested too deep, hold a control character
+    or a surrogate when the text has the brackets, a backslash escape, or a raw DEL/C1."""
+    return (
+        "\\" in text
+        or _RAW_C1.search(text) is not None
+        or text.count("[") + text.count("{") > MAX_DEPTH
+    )
 
 
 def parse_json(
@@ -391,6 +399,8 @@ def parse_json(
         raise FileError(f"{at}: JSON nested deeper than {MAX_DEPTH}") from None
     except ValueError as exc:  # e.g. int() digit limits
         raise FileError(f"{at}: bad number: {exc}") from None
+    if isinstance(value, str):
+        return strings(value)
     if isinstance(value, dict | list) and _needs_walk(text):
         value = check_tree(value, at, strings=strings)
     return value

@@ -412,40 +412,50 @@ def _pick_target(
     return rng.choice(choices) if choices else None
 
 
-def m_wrong_type(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+def _replace(
+    seed: Seed,
+    rng: random.Random,
+    kinds: tuple[str, ...],
+    value: Callable[[Any], Any],
+    times: int | tuple[int, int] = 1,
+) -> tuple[bytes, bool]:
+    """Replace ``times`` targets of one of ``kinds`` (typed | string | number) in the
+    seed's first file by ``value(old)``; returns the bytes and whether anything changed."""
     docs, jsonl = _docs(seed)
-    target = _pick_target(seed, docs, rng, "typed")
-    if target is None:
-        return _join(docs, jsonl), False
-    i, path = target
-    _set(docs[i], path, _wrong_for(_get(docs[i], path), rng))
-    _note(f"doc {i} {path} = {_get(docs[i], path)!r}")
-    return _join(docs, jsonl), True
+    changed = False
+    for _ in range(times if isinstance(times, int) else rng.randint(*times)):
+        kind = kinds[0] if len(kinds) == 1 else rng.choice(kinds)
+        target = _pick_target(seed, docs, rng, kind)
+        if target is None:
+            break
+        i, path = target
+        new = value(_get(docs[i], path))
+        _set(docs[i], path, new)
+        _note(f"doc {i} {path} = {str(new)[:40]!r}")
+        changed = True
+    return _join(docs, jsonl), changed
+
+
+def m_wrong_type(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    return _replace(seed, rng, ("typed",), lambda old: _wrong_for(old, rng))
 
 
 def m_nonfinite(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    docs, jsonl = _docs(seed)
-    target = _pick_target(seed, docs, rng, "number")
-    if target is None:
-        return _join(docs, jsonl), False
-    i, path = target
-    _set(docs[i], path, Raw(rng.choice(NONFINITE)))
-    _note(f"doc {i} {path} = {_get(docs[i], path)}")
-    return _join(docs, jsonl), True
+    return _replace(seed, rng, ("number",), lambda old: Raw(rng.choice(NONFINITE)))
 
 
 def m_huge_int(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    docs, jsonl = _docs(seed)
-    target = _pick_target(seed, docs, rng, rng.choice(("number", "typed")))
-    if target is None:
-        return _join(docs, jsonl), False
-    i, path = target
-    literal = rng.choice(HUGE_INTS)
-    _set(docs[i], path, Raw(literal))
-    _note(f"doc {i} {path} = {literal[:30]}…")
+    literal = ""
+
+    def huge(old: Any) -> Raw:
+        nonlocal literal
+        literal = rng.choice(HUGE_INTS)
+        return Raw(literal)
+
+    raw, changed = _replace(seed, rng, ("number", "typed"), huge)
     # A 20-digit integer is a legal value for an untyped field; it breaks data only
     # where cutin reads a number of bounded range.
-    return _join(docs, jsonl), len(literal.lstrip("-")) > 30
+    return raw, changed and len(literal.lstrip("-")) > 30
 
 
 EXTREMES = (0, -1, -0.0, 1e-300, 5e-324, 1e17, -1e17, 2**63, -(2**63), 10**29, 0.1)
@@ -454,54 +464,37 @@ EXTREMES = (0, -1, -0.0, 1e-300, 5e-324, 1e17, -1e17, 2**63, -(2**63), 10**29, 0
 def m_extreme(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     """Finite numbers at the edges (zero, negative, tiny, huge): allowed to load or be
     refused, never to crash or to print NaN/Inf."""
-    docs, jsonl = _docs(seed)
-    for _ in range(rng.randint(1, 3)):
-        target = _pick_target(seed, docs, rng, "number")
-        if target is None:
-            break
-        i, path = target
-        _set(docs[i], path, rng.choice(EXTREMES))
-        _note(f"doc {i} {path} = {_get(docs[i], path)!r}")
-    return _join(docs, jsonl), False
+    raw, _ = _replace(seed, rng, ("number",), lambda old: rng.choice(EXTREMES), times=(1, 3))
+    return raw, False
 
 
 def m_deep(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    docs, jsonl = _docs(seed)
-    target = _pick_target(seed, docs, rng, rng.choice(("string", "number", "typed")))
-    if target is None:
-        return _join(docs, jsonl), False
-    i, path = target
-    _set(docs[i], path, _deep(rng.choice((70, 200, 1000, 5000, 100_000)), rng))
-    return _join(docs, jsonl), True
+    depths = (70, 200, 1000, 5000, 100_000)
+    return _replace(
+        seed, rng, ("string", "number", "typed"), lambda old: _deep(rng.choice(depths), rng)
+    )
 
 
 def m_text(payloads: tuple[str, ...]) -> Mutator:
+    def insert(old: str, rng: random.Random) -> str:
+        at = rng.randint(0, len(old))
+        return old[:at] + rng.choice(payloads) + old[at:]
+
     def mutate(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-        docs, jsonl = _docs(seed)
-        for _ in range(rng.randint(1, 4)):
-            target = _pick_target(seed, docs, rng, "string")
-            if target is None:
-                break
-            i, path = target
-            text = _get(docs[i], path)
-            at = rng.randint(0, len(text))
-            _set(docs[i], path, text[:at] + rng.choice(payloads) + text[at:])
-        return _join(docs, jsonl), False
+        raw, _ = _replace(seed, rng, ("string",), lambda old: insert(old, rng), times=(1, 4))
+        return raw, False
 
     return mutate
 
 
 def m_surrogate(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    docs, jsonl = _docs(seed)
-    target = _pick_target(seed, docs, rng, "string")
-    if target is None:
-        return _join(docs, jsonl), False
-    i, path = target
-    text = _get(docs[i], path)
-    at = rng.randint(0, len(text))
-    bad = rng.choice(("\\ud800", "\\udfff", "\\udc00\\ud800", "\\ud83d"))
-    _set(docs[i], path, Raw(json.dumps(text[:at])[:-1] + bad + json.dumps(text[at:])[1:]))
-    return _join(docs, jsonl), False
+    def lone(text: str) -> Raw:
+        at = rng.randint(0, len(text))
+        bad = rng.choice(("\\ud800", "\\udfff", "\\udc00\\ud800", "\\ud83d"))
+        return Raw(json.dumps(text[:at])[:-1] + bad + json.dumps(text[at:])[1:])
+
+    raw, _ = _replace(seed, rng, ("string",), lone)
+    return raw, False
 
 
 def _raw(seed: Seed) -> bytes:
@@ -583,13 +576,9 @@ def m_empty(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
 
 
 def m_huge_text(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    docs, jsonl = _docs(seed)
-    target = _pick_target(seed, docs, rng, "string")
-    if target is None:
-        return _join(docs, jsonl), False
-    i, path = target
-    _set(docs[i], path, rng.choice(("word " * 200_000, "x" * 1_000_000, "\n" * 100_000)))
-    return _join(docs, jsonl), False
+    texts = ("word " * 200_000, "x" * 1_000_000, "\n" * 100_000)
+    raw, _ = _replace(seed, rng, ("string",), lambda old: rng.choice(texts))
+    return raw, False
 
 
 def m_toml(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:

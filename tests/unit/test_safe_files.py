@@ -92,6 +92,9 @@ def test_texts_are_cleaned_for_every_screen() -> None:
     raw = '{"text\\u001b[2J": "a\\u001b]0;title\\u0007b \\ud800 c\\r\\nd\\u009b", "n": "\\n\\t"}'
     data = parse_json(raw, "f")
     assert data == {"text␛[2J": "a␛]0;title␇b \ufffd c\nd\ufffd", "n": "\n\t"}
+    # JSON lets DEL and the C1 controls (0x9b is CSI) stand unescaped in a string.
+    assert parse_json('{"a": "x\x9b2J\x7f"}', "f") == {"a": "x\ufffd2J␡"}
+    assert parse_json('"\x9b"', "f") == "\ufffd"
     assert clean_text("plain text stays the same object") == "plain text stays the same object"
     assert terminal_line("two\nlines\x1b") == "two␤lines␛"
     json.dumps(data, ensure_ascii=False).encode("utf-8")  # no lone surrogate survives
