@@ -833,6 +833,10 @@ class RemoteCallLoop:
         with contextlib.suppress(Exception):
             self.line.close()
 
+    def monotonic_at(self, t: float) -> float:
+        """``time.monotonic()`` at call time ``t`` (real time only), e.g. for benchmarks."""
+        return self._mono0 + t
+
     @property
     def line_state(self) -> LineState:
         return self.line.state
