@@ -53,7 +53,6 @@ or any dotted header path (``speech.tts``, ``batch.user``, ``seeds.call``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -344,7 +343,6 @@ def _pre_action(conv: Conversation, events: Sequence[Event]) -> None:
 
 # ---- τ2 trials ----------------------------------------------------------------------
 
-_TAU2_MARKERS = re.compile(r"###[A-Z_-]+###")
 
 
 def tau2_header(trial: Trial) -> dict[str, Any]:
@@ -393,7 +391,8 @@ def from_trial(trial: Trial) -> Conversation:
         header=tau2_header(trial),
     )
     for turn in trial.user_turns():
-        text = _TAU2_MARKERS.sub(" ", turn.spoken or turn.text or "").strip()
+        # The importer took control tokens out (and the counter never hears them).
+        text = (turn.spoken or turn.text or "").strip()
         if text:
             conv.turns.append(count(text))
     if trial.ticks is not None:
