@@ -50,9 +50,9 @@ READY_PREFIX = "cutin-bot: listening "
 DEFAULT_GREETING = "Hello, you are through to the cutin test line. — I am listening."
 DEFAULT_REPLY = (
     "Thanks for calling. I have your account open — and everything looks in order. "
-    "Your last payment arrived on the third of the month — and the next one is due "
-    "in about four weeks. There are no open orders right now — and nothing is waiting "
-    "to be returned. If anything changes — we will send you an email straight away."
+    "Your last payment arrived on the third — and the next one is due in four weeks. "
+    "There are no open orders right now — and nothing is waiting to be returned. "
+    "If anything changes — we will send you an email."
 )
 PAUSE_TOKENS = ("—", "--", "…")
 """A standalone token of these in reply text becomes an SSML break."""

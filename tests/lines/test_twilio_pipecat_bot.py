@@ -316,3 +316,42 @@ def test_a_caller_who_drops_mid_reply_leaves_nothing_for_the_next(bot: Bot) -> N
         assert rest == []
     finally:
         call.line.close()
+
+
+def test_the_default_reply_is_long_with_pauses_and_no_question() -> None:
+    """What the bot says by default leaves a caller room to barge in at its pauses."""
+    import importlib.util
+    import shutil
+    import subprocess
+
+    from tests.support.pipecat_bot import BOT
+
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
+
+    spec = importlib.util.spec_from_file_location("pipecat_bot_example", BOT)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)  # its top level imports only the stdlib and numpy
+    text = example.DEFAULT_REPLY
+    assert "?" not in text
+    ssml = example.text_to_ssml(text, 350)
+    assert ssml.count('<break time="350ms"/>') >= 3
+    wav = subprocess.run(
+        ["espeak-ng", "-m", "-v", "en-us", "-s", "165", "--stdout", ssml],
+        capture_output=True,
+        check=True,
+    ).stdout
+    rate, pcm = example.wav_to_pcm16(wav)
+    seconds = pcm.size / rate
+    hop = rate // 100
+    level = np.sqrt(np.mean((pcm[: pcm.size // hop * hop] / 32768.0).reshape(-1, hop) ** 2, 1))
+    pauses, quiet = [], 0
+    for loud in level >= 0.003:
+        if loud and quiet:
+            pauses.append(quiet / 100)
+        quiet = 0 if loud else quiet + 1
+    long_pauses = [p for p in pauses if p >= 0.3]
+    print(f"\ndefault reply: {seconds:.1f} s, {len(long_pauses)} pauses of 300 ms or more")
+    assert 12.0 < seconds < 20.0
+    assert len(long_pauses) >= 4
