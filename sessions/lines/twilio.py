@@ -399,7 +399,10 @@ class TwilioLine:
     async def _receiver(self, ws: ClientConnection) -> None:
         try:
             async for raw in ws:
-                self._handle(raw)
+                try:
+                    self._handle(raw)
+                except Exception as exc:  # one bad message never ends the line
+                    self._error("unhandled", f"a message cutin could not handle: {exc!r:.80}")
         except websockets.ConnectionClosed:
             pass
 
