@@ -30,7 +30,7 @@ def load_conversations(
     """Conversations of every path, in order, and the loaders' warnings.
     Raises :class:`replay.errors.LoadError` (one line naming the path)."""
     from replay.load import load_path, session_files
-    from replay.tau2_import import RESULTS_FILE
+    from replay.tau2 import RESULTS_FILE
     from sessions.log import LogError, read_session
 
     convs: list[Conversation] = []

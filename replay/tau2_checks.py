@@ -1,7 +1,7 @@
 """Types and ranges of the τ2-bench fields cutin reads, checked before the importer.
 
 τ2 files come from other programs and other people, so the importer
-(:mod:`replay.tau2_import`) only ever sees fields that passed these checks:
+(:mod:`replay.tau2`) only ever sees fields that passed these checks:
 
 * a known field of the simulation with the wrong type or out of range (``"duration":
   1e19``, ``"tool_calls": true``, ``"reward": "high"``) is dropped, and the trial
