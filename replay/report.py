@@ -298,7 +298,7 @@ def _false_yield_marks(t: Turn) -> str:
 
 def _md_verdicts(verdicts: Sequence[Verdict]) -> str:
     return "<br>".join(
-        f"{GLYPH.get(v.label, v.label)} {v.judge} {_md(v.name)}: {_md(v.rationale)}"
+        f"{_md(GLYPH.get(v.label, v.label))} {_md(v.judge)} {_md(v.name)}: {_md(v.rationale)}"
         for v in verdicts
     )
 
@@ -343,7 +343,8 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
         calls = [v for v in t.current_verdicts() if v.scope == "call"]
         for v in calls:
             lines.append(
-                f"- {GLYPH.get(v.label, v.label)} **{v.judge}** {_md(v.name)}: {_md(v.rationale)}"
+                f"- {_md(GLYPH.get(v.label, v.label))} **{_md(v.judge)}** {_md(v.name)}: "
+                f"{_md(v.rationale)}"
             )
         for w in t.warnings:
             lines.append(f"- warning: {_md(w)}")

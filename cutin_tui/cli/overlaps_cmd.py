@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     gallery = load_gallery(args.dir)
     if gallery.errors:
         for problem in gallery.errors:
-            print(f"cutin: {problem}", file=sys.stderr)
+            _problem(problem)
         return 2
     if args.list:
         for entry in gallery.entries:
@@ -76,6 +76,14 @@ def run(args: argparse.Namespace) -> int:
     return _tui(gallery, speed=args.speed, sound=not args.no_sound)
 
 
+def _problem(text: str) -> None:
+    """A gallery file's problems on stderr: one ``cutin:`` line each, terminal-safe."""
+    from sessions.safe_files import terminal_line
+
+    for line in text.splitlines():
+        print(f"cutin: {terminal_line(line)}", file=sys.stderr)
+
+
 def _check(paths: list[Path]) -> int:
     from replay.gallery import GalleryError, check_expectations, load_entry, run_entry
 
@@ -85,7 +93,7 @@ def _check(paths: list[Path]) -> int:
             entry = load_entry(path)
             failures = check_expectations(entry, run_entry(entry))
         except GalleryError as exc:
-            print(str(exc), file=sys.stderr)
+            _problem(str(exc))
             bad += 1
             continue
         if failures:

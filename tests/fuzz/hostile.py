@@ -234,8 +234,14 @@ def _toml_seeds() -> list[Seed]:
     scen = sorted((REPO_ROOT / "sessions" / "scenarios" / "data").glob("*.toml"))
     gal = sorted((REPO_ROOT / "replay" / "gallery" / "data").glob("*.toml"))
     return [Seed("toml-scenario", p.name, {"scenario.toml": p.read_bytes()}) for p in scen[:2]] + [
-        Seed("toml-gallery", p.name, {"entry.toml": p.read_bytes()}) for p in gal[:3]
+        # A fresh id, or the entry would only clash with its shipped original.
+        Seed("toml-gallery", p.name, {"entry.toml": _fresh_id(p.read_bytes())})
+        for p in gal[:3]
     ]
+
+
+def _fresh_id(raw: bytes) -> bytes:
+    return re.sub(rb'(?m)^id = ".*"$', b'id = "fuzz-entry"', raw, count=1)
 
 
 def seeds(cache: Path) -> list[Seed]:
@@ -631,7 +637,11 @@ def make_case(number: int, seeds: list[Seed], rng: random.Random) -> Case:
     family = rng.choices(families, weights)[0]
     seed = rng.choice([s for s in seeds if s.kind.split("-")[0] == family])
     if seed.kind.startswith("toml"):
-        command = "judge-scenario" if seed.kind == "toml-scenario" else "overlaps-check"
+        command = (
+            "judge-scenario"
+            if seed.kind == "toml-scenario"
+            else rng.choice(("overlaps-check", "handout"))
+        )
         if rng.random() < 0.08:
             special = rng.choice(SPECIALS[:5])
             return Case(
@@ -709,7 +719,12 @@ def _argv(case: Case, paths: list[str], root: Path) -> list[str]:
         log = root / "plain.jsonl"
         _plain_log(log)
         return ["judge", str(log), "--dry-run", "--scenario", paths[0]]
+    if c == "handout":
+        return ["overlaps", "--export", str(root / HANDOUT), "--dir", paths[0]]
     return ["overlaps", "--check", *paths, "--no-sound", "--speed", "1000"]
+
+
+HANDOUT = "handout.html"
 
 
 def _plain_log(path: Path) -> None:
@@ -731,6 +746,8 @@ def _alarm(signum: int, frame: Any) -> None:
 
 _NAN = re.compile(r"(?<![A-Za-z0-9_])(nan|inf|infinity|-inf)(?![A-Za-z0-9_])", re.IGNORECASE)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LIVE = re.compile(rf"<(script|img|h1)[^>]*>?[^<]*{MARKER}|(?<!\\)\]\(javascript:{MARKER}")
+"""Markup from a file that an HTML page or a Markdown viewer would act on."""
 
 
 def run_case(case: Case, workdir: Path) -> Outcome:
@@ -769,6 +786,8 @@ def run_case(case: Case, workdir: Path) -> Outcome:
         out.flush()
         err.flush()
     stdout = out_b.getvalue().decode("utf-8", "replace")
+    if (root / HANDOUT).is_file():  # judged like the report: what a reader opens
+        stdout += (root / HANDOUT).read_text(encoding="utf-8", errors="replace")
     stderr = err_b.getvalue().decode("utf-8", "replace")
     if not status:
         status = _judge(case, code, stdout, stderr)
@@ -784,9 +803,7 @@ def _judge(case: Case, code: int | None, stdout: str, stderr: str) -> str:
         return "nan"
     if _CONTROL.search(both.replace("\n", "").replace("\t", "")):
         return "raw-control"
-    if case.command == "report-html" and re.search(
-        rf"<(script|img|h1)[^>]*>?[^<]*{MARKER}", stdout
-    ):
+    if case.command in ("report-html", "report-md", "handout") and _LIVE.search(stdout):
         return "live-markup"
     if case.command == "overlaps-check" and code == 1 and stderr.strip():
         return "clean-error"  # the check's own verdict: the file does not validate
