@@ -2,7 +2,8 @@
 
 Four kinds of judge stand side by side: cutin's **rules**, an **LLM** judge, τ2's
 **reward** (``reward_info``: the reward and its checks) and τ2's own **review** (the
-LLM review of agent and user errors, the user-only review, the hallucination check).
+LLM review of agent and user errors, the user-only review, the hallucination check,
+the authentication classification).
 Any other judge gets a column of its own after these, in name order.
 """
 
@@ -14,7 +15,7 @@ from replay.model import Trial
 
 JUDGE_ORDER = ("rules", "llm", "tau2", "review")
 JUDGE_TITLES = {"rules": "rules", "llm": "LLM", "tau2": "τ2 reward", "review": "τ2 review"}
-REVIEW_JUDGES = frozenset({"tau2-review", "tau2-user-review", "tau2-hallucination"})
+REVIEW_JUDGES = frozenset({"tau2-review", "tau2-user-review", "tau2-hallucination", "tau2-auth"})
 
 
 def judge_group(judge: str) -> str:

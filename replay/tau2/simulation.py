@@ -9,7 +9,12 @@ from replay.errors import LoadError
 from replay.model import Trial
 from replay.tau2.effects import attach_effects
 from replay.tau2.messages import parse_time, strip_controls, turns_from_messages
-from replay.tau2.verdicts import hallucination_verdicts, review_verdicts, reward_verdicts
+from replay.tau2.verdicts import (
+    auth_verdict,
+    hallucination_verdicts,
+    review_verdicts,
+    reward_verdicts,
+)
 from replay.tau2.version import SIMULATION_FIELDS, detect, unknown_keys
 from replay.ticks import DEFAULT_TICK_S, TickTimeline, analyze
 
@@ -85,6 +90,10 @@ def trial_from_simulation(
     check = sim.get("hallucination_check")
     if isinstance(check, Mapping):
         trial.verdicts.extend(hallucination_verdicts(check, trial))
+    auth = sim.get("auth_classification")
+    verdict = auth_verdict(auth, trial) if isinstance(auth, Mapping) else None
+    if verdict is not None:
+        trial.verdicts.append(verdict)
     return trial
 
 

@@ -262,4 +262,26 @@ def hallucination_verdicts(check: Mapping[str, Any], trial: Trial) -> list[Verdi
     return out
 
 
-__all__ = ["SEVERITY_LABELS", "hallucination_verdicts", "review_verdicts", "reward_verdicts"]
+def auth_verdict(auth: Mapping[str, Any], trial: Trial) -> Verdict | None:
+    """τ2's classification of how the user's authentication went (succeeded, failed,
+    not_needed): information beside the review, not a pass or fail of its own."""
+    status = auth.get("status")
+    if not isinstance(status, str) or not status:
+        return None
+    return Verdict(
+        "tau2-auth",
+        INFO,
+        f"authentication {status}",
+        rationale=str(auth.get("reasoning") or ""),
+        t=trial.duration,
+        extra={"status": status},
+    )
+
+
+__all__ = [
+    "SEVERITY_LABELS",
+    "auth_verdict",
+    "hallucination_verdicts",
+    "review_verdicts",
+    "reward_verdicts",
+]

@@ -142,9 +142,7 @@ def unknown_warning(source: str, where: str, keys: Iterable[str]) -> str | None:
     names = sorted(set(keys))
     if not names:
         return None
-    return (
-        f"{source}: τ2 {where} fields cutin does not know, kept as they are: " + ", ".join(names)
-    )
+    return f"{source}: τ2 {where} fields cutin does not know, kept as they are: " + ", ".join(names)
 
 
 __all__ = [

@@ -228,6 +228,7 @@ def _with_review(tmp_path: Path) -> Path:
         "summary": "One invented order number.",
         "errors": [{"reasoning": "Order W2378-156 is not in the scenario.", "user_message": "x"}],
     }
+    sim["auth_classification"] = {"status": "succeeded", "reasoning": "Name and zip matched."}
     return _write(tmp_path / "reviewed.json", sim)
 
 
@@ -243,6 +244,8 @@ def test_review_errors_sit_on_their_turns_with_severity_and_who(tmp_path: Path) 
     assert (user.label, user.turn, user.extra["source"]) == ("info", 3, "user")
     hall = [v for v in trial.verdicts if v.judge == "tau2-hallucination"]
     assert [v.label for v in hall] == ["warn", "warn"]
+    (auth,) = [v for v in trial.verdicts if v.judge == "tau2-auth"]
+    assert (auth.name, auth.label) == ("authentication succeeded", "info")
     # Four columns, side by side: the reward's and the review's are apart.
     assert {judge_group(v.judge) for v in trial.verdicts} == {"tau2", "review"}
     assert judge_groups([trial]) == ("tau2", "review")
