@@ -118,3 +118,20 @@ def test_delay_is_small_and_reset_forgets() -> None:
     again = stream.process(tone(300, 0.1, 8000))
     np.testing.assert_array_equal(first, again)
     assert StreamResampler(16000, 16000).process(np.ones(5)).tolist() == [1.0] * 5
+
+
+@pytest.mark.parametrize(
+    ("rate_in", "rate_out"), [(8000, 16000), (16000, 8000), (24000, 16000), (16000, 24000)]
+)
+def test_stream_matches_scipy_resample_poly_after_its_delay(rate_in: int, rate_out: int) -> None:
+    from scipy.signal import resample_poly
+
+    rng = np.random.default_rng(3)
+    audio = (0.2 * rng.standard_normal(rate_in // 2)).astype(np.float32)
+    stream = StreamResampler(rate_in, rate_out)
+    ours = np.concatenate([stream.process(audio[i : i + 333]) for i in range(0, audio.size, 333)])
+    reference = resample_poly(audio.astype(np.float64), stream.up, stream.down)
+    lag = round(stream.delay_s * rate_out)  # a whole number of output samples here
+    assert lag == pytest.approx(stream.delay_s * rate_out)
+    inner = slice(100, ours.size - 100)
+    np.testing.assert_allclose(ours[lag:][inner], reference[: ours.size - lag][inner], atol=1e-5)
