@@ -6,9 +6,10 @@
 * a known field of the simulation with the wrong type or out of range (``"duration":
   1e19``, ``"tool_calls": true``, ``"reward": "high"``) is dropped, and the trial
   carries a warning naming it and its JSON path;
-* a bad record in a list (a message, a tick, an action check, a review error, a
-  task) is skipped, and one warning per list says how many were skipped and why the
-  first one was;
+* a bad record in a list (an action check, a review error, a task) is skipped, and
+  one warning per list says how many were skipped and why the first one was; a bad
+  message or tick is read as an empty one instead (its position is its index and its
+  time), with the same warning;
 * what is wrong with the whole simulation (no usable ``id`` / ``task_id``) is a
   :class:`~replay.errors.LoadError`.
 
@@ -176,10 +177,12 @@ class _Notes:
     def dropped(self, path: tuple[str | int, ...], why: str) -> None:
         self.warnings.append(f"{self.where}: {json_path(path)}: ignored ({why})")
 
-    def skipped(self, path: tuple[str | int, ...], n: int, total: int, first: str) -> None:
+    def skipped(
+        self, path: tuple[str | int, ...], n: int, total: int, first: str, *, emptied: bool
+    ) -> None:
+        what = "read as empty" if emptied else "skipped"
         self.warnings.append(
-            f"{self.where}: {json_path(path)}: skipped {n} of {total} bad record(s) "
-            f"(first: {first})"
+            f"{self.where}: {json_path(path)}: {what} {n} of {total} bad record(s) (first: {first})"
         )
 
 
@@ -213,8 +216,12 @@ def _records(
     model: type[_Record],
     path: tuple[str | int, ...],
     notes: _Notes,
+    *,
+    placeholder: bool = False,
 ) -> None:
-    """Keep the items of ``data[key]`` that validate as ``model`` (as plain dicts)."""
+    """Keep the items of ``data[key]`` that validate as ``model`` (as plain dicts).
+    With ``placeholder`` a bad item becomes ``{}`` instead of going: a message's or a
+    tick's position is its time and its index, which the rest must keep."""
     if key not in data or data[key] is None:
         return
     items = data[key]
@@ -232,8 +239,10 @@ def _records(
             bad += 1
             if not first:
                 first = f"[{i}] {_why(exc)}"
+            if placeholder:
+                kept.append({})
     if bad:
-        notes.skipped((*path, key), bad, len(items), first)
+        notes.skipped((*path, key), bad, len(items), first, emptied=placeholder)
     data[key] = kept
 
 
@@ -270,8 +279,8 @@ def check_simulation(
             raise LoadError(f"{where}: {json_path((*path, key))}: id out of range")
     for key, kind in _SIM_FIELDS.items():
         _field(out, key, kind, path, notes)
-    _records(out, "messages", Message, path, notes)
-    _records(out, "ticks", Tick, path, notes)
+    _records(out, "messages", Message, path, notes, placeholder=True)
+    _records(out, "ticks", Tick, path, notes, placeholder=True)
     reward_info = _mapping(out, "reward_info", path, notes)
     if reward_info is not None:
         rpath = (*path, "reward_info")
