@@ -338,7 +338,8 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
         )
     for t in trials:
         lines += ["", f"## {_md(_trial_title(t))}", ""]
-        lines += [" · ".join(_md(m) for m in _trial_meta_line(t)), ""]
+        rest = _trial_meta_line(t)[1:]  # after the source, which is code here
+        lines += [" · ".join([f"source `{t.source}`", *(_md(m) for m in rest)]), ""]
         lines += call_markdown(t, _md)
         calls = [v for v in t.current_verdicts() if v.scope == "call"]
         for v in calls:
