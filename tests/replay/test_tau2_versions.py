@@ -357,3 +357,19 @@ def test_a_control_token_in_tick_text_is_a_call_event(tmp_path: Path) -> None:
     assert [e.kind for e in first.events] == ["hang_up"]
     # The lone end-of-call tick τ2 leaves: no words, one hang-up.
     assert last.text == "" and [e.kind for e in last.events] == ["hang_up"]
+
+
+@needs_shared
+def test_a_dir_layout_with_a_format_version(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(_shared() / "voice_full_duplex", copy)
+    meta = json.loads((copy / "results.json").read_text())
+    meta["format_version"] = 2  # what newer dir layouts carry (τ2 drops it on load)
+    _write(copy / "results.json", meta)
+    batch = load_path(copy)
+    assert not any("does not know" in w for w in batch.warnings)
+    assert {t.meta["tau2_version"]["label"] for t in batch.trials} == {
+        "τ2 gen 2 · dir · format 2 · git c0dd233"
+    }
