@@ -23,7 +23,8 @@ DESCRIPTION = (
     "false yields after backchannels, response latency, talk-over and pauses per "
     "minute of its speech, pooled per condition with intervals over calls. PATH is a "
     "cutin session log, a folder of logs, or a τ2-bench results file or folder "
-    "(full-duplex trials: opportunity = classifier consultation). With --texts, "
+    "(full-duplex trials: opportunity = classifier consultation; τ2 voice runs add a "
+    "table of speech effects, configured beside realized). With --texts, "
     "audits injection itself on a text file of user turns (one per line, a blank "
     "line between conversations) at each --alpha."
 )
@@ -47,7 +48,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print JSON: disfluency, turn_taking, tests (and agent_under_test for black-box calls)",
+        help=(
+            "print JSON: disfluency, disfluency_by, turn_taking, tests, effects (and "
+            "agent_under_test for black-box calls)"
+        ),
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument(
