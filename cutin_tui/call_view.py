@@ -7,12 +7,13 @@ the same fold can be checked against a log file in a test.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cutin_tui.live_counts import LiveCounts
-from replay.black_box import yield_phrase
+from replay.black_box import short_outcome, yield_phrase
 from replay.counter import count
 from sessions.log.models import (
     AgentTurnEnd,
@@ -30,6 +31,7 @@ from sessions.log.models import (
     TurnEnd,
     UserTurn,
 )
+from sessions.safe_files import clean_text, terminal_line
 
 # ---- transcript ------------------------------------------------------------------
 
@@ -108,6 +110,8 @@ class TimelineData:
     user: list[tuple[float, float, str]] = field(default_factory=list)
     """Caller speech (start, end, source)."""
     cuts: list[float] = field(default_factory=list)
+    stops: list[float] = field(default_factory=list)
+    """Where a black-box agent's audio stopped after a cut or a backchannel (sorted)."""
     backchannels: list[tuple[float, str]] = field(default_factory=list)
     """(t, trigger)."""
     interruptions: list[tuple[float, str]] = field(default_factory=list)
@@ -227,7 +231,7 @@ class LineView:
             self.closed_by = by if isinstance(by, str) else None
         elif kind == "failed":
             self.state = "failed"
-            self.failure = event.detail
+            self.failure = terminal_line(event.detail)  # from the network: shown inert
 
 
 _END_REASONS = {
@@ -367,7 +371,7 @@ class CallView:
             self.line.apply(event)
         elif isinstance(event, ErrorEvent):
             self.errors += 1
-            self.note(f"error in {event.where or 'call'}: {event.message}", "error")
+            self.note(clean_text(f"error in {event.where or 'call'}: {event.message}"), "error")
         elif isinstance(event, EndEvent):
             self.ended = event.reason
             self.agent_speaking = False
@@ -393,6 +397,8 @@ class CallView:
             if event.yielded and event.stop_t is not None:
                 entry.false_yields.append((event.stop_t, event.latency_s))
             kind = "warn" if event.yielded else "yield"
+        if event.stop_t is not None:
+            bisect.insort(self.timeline.stops, event.stop_t)
         phrase = yield_phrase(
             event.after, event.yielded, event.latency_s, event.window_s, event.talk_over_s
         )
@@ -406,7 +412,7 @@ class CallView:
             and d.decision == wanted
             and d.t <= event.onset_t + 1e-6
         ):
-            d.outcome = phrase
+            d.outcome = short_outcome(event.after, event.yielded, event.latency_s, event.window_s)
 
     def _user_turn(self, event: UserTurn) -> None:
         if event.source == "typed":

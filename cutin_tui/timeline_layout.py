@@ -23,6 +23,8 @@ CELL_S = 0.2
 RULER_EVERY_S = 5.0
 ROWS = ("time", "agent", "you", "pauses")
 LEGEND = "█ agent  ━ you  · pause  ○ not taken  ◆ backchannel  ▲ interruption  ✂ cut  │ turn end"
+LINE_LEGEND = LEGEND.replace("✂ cut", "✂ cut  ■ it stopped")
+"""For an agent on a line: ■ where its audio actually stopped after a cut or a backchannel."""
 
 Cell = tuple[str, str]
 """(character, style name); style "" is plain."""
@@ -65,6 +67,8 @@ def layout(
     _agent(rows["agent"], data.agent, start, cell_s)
     for t in data.cuts[_from(data.cuts, start, float) :]:
         put("agent", t, "✂", "cut")
+    for t in data.stops[_from(data.stops, start, float) :]:
+        put("agent", t, "■", "stop")
 
     you = rows["you"]
     for s, e, source in data.user:

@@ -83,6 +83,16 @@ def yield_phrase(
     return f"agent did not yield within {window_s:.1f} s{over}"
 
 
+def short_outcome(after: str, yielded: bool, latency_s: float | None, window_s: float) -> str:
+    """A few words for the same result, where room is short (the last-decision panel)."""
+    latency = f"+{latency_s:.2f} s" if latency_s is not None else ""
+    if after == "backchannel":
+        return f"false yield {latency}".rstrip() if yielded else "no false yield"
+    if yielded:
+        return f"it stopped {latency}".rstrip()
+    return f"it talked on (> {window_s:.1f} s)"
+
+
 # ---- on a replayed turn (replay.session_import puts ``agent_yield`` events on turns)
 
 
@@ -164,6 +174,7 @@ __all__ = [
     "false_yield_mark",
     "false_yields",
     "interruption_answer",
+    "short_outcome",
     "split_cut",
     "stop_mark",
     "turn_cut",

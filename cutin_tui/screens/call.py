@@ -22,6 +22,7 @@ from controls.tendencies import Tendencies
 from cutin_tui.call_driver import CallDriver
 from cutin_tui.call_view import CallView, LineView, parse_audio_format, realized_by_dial
 from cutin_tui.commands import PaletteEntry, ScreenActions
+from cutin_tui.timeline_layout import LINE_LEGEND
 from cutin_tui.widgets import (
     CountersPanel,
     DecisionLine,
@@ -41,6 +42,7 @@ from sessions.call import (
     SubmitText,
 )
 from sessions.log.models import ErrorEvent, Event
+from sessions.safe_files import clean_text, terminal_line
 
 PUMP_S = 0.03
 """How often the screen drains the call's events (one redraw per batch)."""
@@ -126,7 +128,7 @@ class CallScreen(Screen[None]):
         if line is not None:
             self.view.line = LineView(
                 name=str(getattr(line, "name", "")),
-                target=str(getattr(line, "target", "")),
+                target=terminal_line(str(getattr(line, "target", ""))),
                 audio=parse_audio_format(str(getattr(line, "audio_format", ""))),
                 state=str(getattr(line, "state", "connecting")),
             )
@@ -156,6 +158,7 @@ class CallScreen(Screen[None]):
             "F4/F5 switch the autos, F6–F8 pick α/β/γ and ctrl+↑/↓ step it."
         )
         if self.view.line is not None:
+            self.query_one(TimelineStrip).border_subtitle = LINE_LEGEND
             self.view.note(
                 "The agent is on a line and decides for itself when to stop: an interruption "
                 "makes you start speaking over it; ▌cut marks your onset, ■stop where its "
@@ -199,7 +202,10 @@ class CallScreen(Screen[None]):
                     continue
                 self._toasted.add(event.message)
                 self.notify(
-                    event.message, title="line to the agent", severity="error", markup=False
+                    clean_text(event.message),
+                    title="line to the agent",
+                    severity="error",
+                    markup=False,
                 )
 
     def _show_ended(self) -> None:

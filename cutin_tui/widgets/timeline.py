@@ -24,6 +24,7 @@ class TimelineStrip(Widget, can_focus=False):
         "timeline--tick",
         "timeline--agent",
         "timeline--cut",
+        "timeline--stop",
         "timeline--user",
         "timeline--user-interrupt",
         "timeline--backchannel",

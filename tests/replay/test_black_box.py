@@ -15,6 +15,7 @@ from cutin_tui.turn_layout import Columns, TurnTable
 from replay.black_box import (
     false_yields,
     interruption_answer,
+    short_outcome,
     split_cut,
     stop_mark,
     turn_cut,
@@ -71,6 +72,13 @@ def test_phrases() -> None:
     assert yield_phrase("backchannel", True, 0.31, 1.0, 0.3, who="the tester").startswith(
         "false yield: agent stopped 0.31 s after the backchannel"
     )
+
+
+def test_short_outcomes() -> None:
+    assert short_outcome("interruption", True, 0.244, 2.0) == "it stopped +0.24 s"
+    assert short_outcome("interruption", False, None, 2.0) == "it talked on (> 2.0 s)"
+    assert short_outcome("backchannel", True, 0.31, 1.0) == "false yield +0.31 s"
+    assert short_outcome("backchannel", False, None, 1.0) == "no false yield"
 
 
 def test_a_simulated_agents_cut_is_not_a_black_box_one(trial: Trial) -> None:

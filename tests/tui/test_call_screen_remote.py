@@ -67,15 +67,17 @@ class _FailingLine(_TwilioLikeLine):
     def notices(self) -> list[LineNotice]:
         out = super().notices()
         if self.frames == self.fail_after:
-            out.append(LineNotice(NoticeKind.FAILED, "line broke: [bold]connection reset[/bold]"))
+            out.append(
+                LineNotice(NoticeKind.FAILED, "line broke: [bold]connection reset[/bold]\x1b[2J")
+            )
         return out
 
 
 def _remote_app(
-    tmp_path: Path, line: SimAgentLine, *, beta: float
+    tmp_path: Path, line: SimAgentLine, *, beta: float, gamma: float = 0.0
 ) -> tuple[CutinApp, VirtualDriver]:
     scenario = load_scenario("retail-order-change")
-    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, 0.0), seed=3)
+    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=3)
     spec = RemoteSpec(agent="twilio:ws://127.0.0.1:8765/", cache_dir=tmp_path / "cache")
     line.open()
     loop = build_remote_loop(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
@@ -114,7 +116,8 @@ async def test_a_cut_black_box_turn_shows_the_onset_the_stop_and_the_yield(
         assert f"agent stopped {agent.stop_latency_s:.2f} s after you began" in text
         # The last decision says what the agent did after the interruption it took.
         decision = screen.query_one(DecisionLine).decision
-        assert decision is not None and decision.outcome is not None
+        assert decision is not None and decision.decision == "INTERRUPT"
+        assert decision.outcome == f"it stopped +{agent.stop_latency_s:.2f} s"
         assert "clear" in status.plain  # the agent flushed its audio when it yielded
 
 
@@ -134,6 +137,22 @@ async def test_an_agent_that_talks_on_is_marked(tmp_path: Path) -> None:
         assert text.index("▶talked-on") > text.rindex(agent.words[-1])
 
 
+async def test_a_backchannel_that_stops_the_agent_is_a_false_yield(tmp_path: Path) -> None:
+    agent = SimAgent(yields=True, react_s=0.2)  # stops for any 0.2 s of caller sound
+    app, driver = _remote_app(tmp_path, _TwilioLikeLine(agent), beta=0.0, gamma=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = call_screen(app)
+        await advance(pilot, driver, 30.0)
+        entry = next(e for e in screen.view.entries if isinstance(e, AgentEntry) and e.false_yields)
+        stop_t, latency = entry.false_yields[0]
+        assert latency is not None and stop_t > 0
+        text = _transcript(app)
+        text = text[text.index("AGENT") :]
+        assert "⟨" in text  # the backchannel token, inline
+        assert f"■false-yield+{latency:.2f}s" in text
+        assert f"false yield: agent stopped {latency:.2f} s after your backchannel" in text
+
+
 async def test_a_line_that_fails_mid_call_ends_it_with_a_visible_error(tmp_path: Path) -> None:
     line = _FailingLine(SimAgent(yields=True), fail_after=60)  # about 1.9 s in
     app, driver = _remote_app(tmp_path, line, beta=1.0)
@@ -142,7 +161,8 @@ async def test_a_line_that_fails_mid_call_ends_it_with_a_visible_error(tmp_path:
         await advance(pilot, driver, 4.0)
         assert driver.loop.ended and screen.view.ended == "line_failed"
         status = screen.query_one(LineStatus).plain
-        assert status.startswith("line ✕ failed: line broke: [bold]connection reset[/bold]")
+        # Markup and a terminal escape from the far end are shown as text, not acted on.
+        assert status.startswith("line ✕ failed: line broke: [bold]connection reset[/bold]␛[2J")
         text = _transcript(app)
         # The markup in the message is shown as text, not rendered.
         assert "error in line: line broke: [bold]connection reset[/bold]" in text
