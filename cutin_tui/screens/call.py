@@ -188,11 +188,22 @@ class CallScreen(Screen[None]):
             self.query_one(DecisionLine).show(view.decision)
             self.query_one(CountersPanel).show(view.counts)
             self._toast_line_errors(events)
+        self._follow_line_state()
         self.query_one(LineStatus).show(view.line)
         self.query_one(TimelineStrip).show(view.timeline, now, changed=bool(events))
         self._redraw_dials(now)
         if view.ended is not None and not self._ended_shown:
             self._show_ended()
+
+    def _follow_line_state(self) -> None:
+        """Once the call is over no more line events come (the loop has stopped reading
+        them), so the line's own state says how it ended: closed when cutin hung up."""
+        shown, line = self.view.line, self.driver.line
+        if shown is None or line is None or self.view.ended is None:
+            return
+        state = str(getattr(line, "state", ""))
+        if shown.state in ("connecting", "open") and state in ("closed", "failed"):
+            shown.state = state
 
     def _toast_line_errors(self, events: list[Event]) -> None:
         """A line's error or failure also pops up (once per message); the note stays."""

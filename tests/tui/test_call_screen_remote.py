@@ -119,6 +119,9 @@ async def test_a_cut_black_box_turn_shows_the_onset_the_stop_and_the_yield(
         assert decision is not None and decision.decision == "INTERRUPT"
         assert decision.outcome == f"it stopped +{agent.stop_latency_s:.2f} s"
         assert "clear" in status.plain  # the agent flushed its audio when it yielded
+        await pilot.press("f10")  # hang up: cutin closes the line
+        await pilot.pause()
+        assert status.plain.startswith("line ○ closed · twilio")
 
 
 async def test_an_agent_that_talks_on_is_marked(tmp_path: Path) -> None:
