@@ -19,20 +19,21 @@ from tests.audit.test_audit_cli import audit_json
 from ..replay.test_tau2_versions import ENV
 
 
-@pytest.fixture
-def airline(shared_dir: Path) -> Path:
-    path = shared_dir / "fixtures/tau2/text_airline_results.json"
-    if not path.is_file():
+def _fixture(shared_dir: Path, name: str) -> Path:
+    path = shared_dir / "fixtures/tau2" / name
+    if not path.exists():
         pytest.skip(f"τ2 fixture not found at {path}")
     return path
+
+
+@pytest.fixture
+def airline(shared_dir: Path) -> Path:
+    return _fixture(shared_dir, "text_airline_results.json")
 
 
 @pytest.fixture
 def voice(shared_dir: Path) -> Path:
-    path = shared_dir / "fixtures/tau2/voice_full_duplex"
-    if not path.is_dir():
-        pytest.skip(f"τ2 fixture not found at {path}")
-    return path
+    return _fixture(shared_dir, "voice_full_duplex")
 
 
 def _relabel(src: Path, dst: Path, *, user: str) -> Path:
