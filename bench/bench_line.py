@@ -94,7 +94,6 @@ def _call(url: str, tmp: Path, seed: int) -> tuple[list[Any], Any, float, float]
     from sessions.call.config import CallConfig
     from sessions.call.remote_setup import RemoteSpec, build_remote_loop
     from sessions.call.users import ScriptedUser
-    from sessions.clock import RealClock
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("retail-order-change")
@@ -105,15 +104,8 @@ def _call(url: str, tmp: Path, seed: int) -> tuple[list[Any], Any, float, float]
     )
     events: list[Any] = []
     loop.listeners.append(events.append)
-    stop = threading.Event()
-    timer = threading.Timer(CALL_S, stop.set)
     cpu0 = time.process_time()
-    timer.start()
-    try:
-        loop.run_realtime(RealClock(), stop)
-    finally:
-        timer.cancel()
-        loop.voice.close()
+    loop.run_for(CALL_S)
     cpu = time.process_time() - cpu0
     return events, loop, cpu, loop.t
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from controls.tendencies import Tendencies
 from sessions.agents.base import Agent
 from sessions.batch import CallSpec, CallTally, tally
-from sessions.call.commands import EndCall
 from sessions.call.config import CallConfig
 from sessions.call.loop import CallLoop, InterruptionText
 from sessions.call.policy import TurnTakingPolicy
@@ -348,11 +347,8 @@ def _run_on_line(
     wav: Path,
 ) -> None:
     """One call to a black-box agent, in real time, ending when the caller hangs up."""
-    import threading
-
     from sessions.call.remote_setup import build_remote_loop
     from sessions.call.users import ScriptedUser
-    from sessions.clock import RealClock
 
     config = call_config(spec, scenario)
     remote = _remote_spec(options)
@@ -361,17 +357,7 @@ def _run_on_line(
     user = ScriptedUser(scenario, barge_in_with_next_line=True)
     loop = build_remote_loop(remote, config, recording_path=wav, user=user)
     loop.listeners.append(listener)
-    stop = threading.Event()
-    limit = options.max_seconds or LINE_CALL_SECONDS
-    timer = threading.Timer(limit, stop.set)
-    timer.start()
-    try:
-        loop.run_realtime(RealClock(), stop)
-    finally:
-        timer.cancel()
-        loop.voice.close()
-        if not loop.ended:
-            loop.submit(EndCall("hangup"))
+    loop.run_for(options.max_seconds or LINE_CALL_SECONDS)
 
 
 def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: Path) -> CallOutcome:

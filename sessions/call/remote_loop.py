@@ -256,6 +256,20 @@ class RemoteCallLoop:
             self._crash(exc)
             raise
 
+    def run_for(self, seconds: float) -> None:
+        """Run in real time until the call ends or ``seconds`` have passed (then hang up);
+        the loop's parts (line, STT worker, recording) are closed afterwards."""
+        from sessions.clock import RealClock
+
+        stop = threading.Event()
+        timer = threading.Timer(seconds, stop.set)
+        timer.start()
+        try:
+            self.run_realtime(RealClock(), stop)
+        finally:
+            timer.cancel()
+            self.voice.close()
+
     def step(self) -> None:
         """Process the frame [t, t + frame_s)."""
         t = self.t

@@ -11,7 +11,6 @@ import functools
 import json
 import shutil
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -699,7 +698,6 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
     from sessions.call.recorder import Recorder
     from sessions.call.remote_setup import RemoteSpec, build_remote_loop
     from sessions.call.users import ScriptedUser
-    from sessions.clock import RealClock
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("retail-order-change")
@@ -720,14 +718,9 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
         spec, config, recording_path=recorder.path.with_suffix(".wav"), user=user
     )
     loop.listeners.append(recorder)
-    stop = threading.Event()
-    timer = threading.Timer(seconds, stop.set)
-    timer.start()
     try:
-        loop.run_realtime(RealClock(), stop)
+        loop.run_for(seconds)
     finally:
-        timer.cancel()
-        loop.voice.close()
         recorder.close()
     return recorder.path
 

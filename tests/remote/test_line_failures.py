@@ -8,7 +8,6 @@ real time through the real TwilioLine and must never raise.
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from controls.tendencies import Tendencies
 from sessions.call.config import CallConfig
 from sessions.call.remote_loop import RemoteConfig
 from sessions.call.remote_setup import RemoteSpec, build_remote_loop
-from sessions.clock import RealClock
 from sessions.lines.base import LineError
 from sessions.log.models import Event
 from sessions.scenarios import load_scenario
@@ -35,14 +33,7 @@ def _call(
     loop = build_remote_loop(spec, config, recording_path=tmp_path / "call.wav", remote=remote)
     events: list[Event] = []
     loop.listeners.append(events.append)
-    stop = threading.Event()
-    timer = threading.Timer(seconds, stop.set)
-    timer.start()
-    try:
-        loop.run_realtime(RealClock(), stop)
-    finally:
-        timer.cancel()
-        loop.voice.close()
+    loop.run_for(seconds)
     return events, loop.end_reason
 
 

@@ -8,7 +8,6 @@ against the 2-channel recording the call leaves and against what the bot says it
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from sessions.call.config import CallConfig
 from sessions.call.recorder import Recorder
 from sessions.call.remote_setup import RemoteSpec, build_remote_loop
 from sessions.call.users import ScriptedUser
-from sessions.clock import RealClock
 from sessions.log.models import Event, SpeechInfo
 from sessions.log.reader import read_session
 from sessions.scenarios import load_scenario
@@ -42,14 +40,9 @@ def dial(bot: Bot, tmp_path: Path, *, beta: float, gamma: float, seconds: float)
     user = ScriptedUser(scenario, barge_in_with_next_line=True)
     loop = build_remote_loop(spec, config, recording_path=wav, user=user)
     loop.listeners.append(recorder)
-    stop = threading.Event()
-    timer = threading.Timer(seconds, stop.set)
-    timer.start()
     try:
-        loop.run_realtime(RealClock(), stop)
+        loop.run_for(seconds)
     finally:
-        timer.cancel()
-        loop.voice.close()
         recorder.close()
     return recorder.path
 
