@@ -41,12 +41,14 @@ from sessions.call import (
     SetTendencies,
     SubmitText,
 )
-from sessions.log.models import ErrorEvent, Event
+from sessions.log.models import ErrorEvent, Event, LineEvent
 from sessions.safe_files import clean_text, terminal_line
 
 PUMP_S = 0.03
 """How often the screen drains the call's events (one redraw per batch)."""
 DIAL_STEP = 0.1
+LINE_TOASTS = 3
+"""Distinct line errors that pop up as toasts in one call (the rest: transcript only)."""
 COMPACT_BELOW = (110, 34)
 """Terminals narrower or shorter than this get the compact layout (e.g. 80×24)."""
 
@@ -206,18 +208,23 @@ class CallScreen(Screen[None]):
             shown.state = state
 
     def _toast_line_errors(self, events: list[Event]) -> None:
-        """A line's error or failure also pops up (once per message); the note stays."""
+        """A line's error or failure also pops up (once per message, a few per call; a
+        chatty agent's errors stay in the transcript and the status line's count)."""
         for event in events:
-            if isinstance(event, ErrorEvent) and event.where == "line":
-                if event.message in self._toasted:
-                    continue
-                self._toasted.add(event.message)
-                self.notify(
-                    clean_text(event.message),
-                    title="line to the agent",
-                    severity="error",
-                    markup=False,
-                )
+            if isinstance(event, LineEvent) and event.kind == "failed":
+                failed = True  # the one that ends the call always pops up
+            elif isinstance(event, ErrorEvent) and event.where == "line":
+                failed = False
+            else:
+                continue
+            text = event.detail if isinstance(event, LineEvent) else event.message
+            if text in self._toasted or (not failed and len(self._toasted) > LINE_TOASTS):
+                continue
+            self._toasted.add(text)
+            message = clean_text(text)
+            if not failed and len(self._toasted) > LINE_TOASTS:
+                message = "more errors from the line: see the transcript"
+            self.notify(message, title="line to the agent", severity="error", markup=False)
 
     def _show_ended(self) -> None:
         self._ended_shown = True

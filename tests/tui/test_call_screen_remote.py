@@ -18,6 +18,7 @@ from controls.tendencies import Tendencies
 from cutin_tui.app import CutinApp
 from cutin_tui.call_driver import VirtualDriver
 from cutin_tui.call_view import AgentEntry
+from cutin_tui.screens.call import LINE_TOASTS
 from cutin_tui.widgets import DecisionLine, LineStatus, TranscriptView
 from sessions.call.config import CallConfig
 from sessions.call.remote_setup import RemoteSpec, build_remote_loop
@@ -66,6 +67,8 @@ class _FailingLine(_TwilioLikeLine):
 
     def notices(self) -> list[LineNotice]:
         out = super().notices()
+        if 10 <= self.frames < 16:  # a chatty agent: six malformed events, then the drop
+            out.append(LineNotice(NoticeKind.ERROR, f"malformed event #{self.frames}"))
         if self.frames == self.fail_after:
             out.append(
                 LineNotice(NoticeKind.FAILED, "line broke: [bold]connection reset[/bold]\x1b[2J")
@@ -172,7 +175,12 @@ async def test_a_line_that_fails_mid_call_ends_it_with_a_visible_error(tmp_path:
         assert "the line to the agent failed" in text
         assert "Traceback" not in text
         toasts = [n.message for n in app._notifications]
-        assert any("connection reset" in m for m in toasts)
+        assert any("connection reset" in m for m in toasts)  # the drop always pops up
+        # Only the first few errors pop up; all of them are in the transcript and counted.
+        assert sum(m.startswith("malformed event") for m in toasts) == LINE_TOASTS
+        assert "more errors from the line: see the transcript" in toasts
+        assert text.count("error in line: malformed event") == 6
+        assert " · 6 errors" in status
         assert app.return_code is None  # the app is still up, showing the call
 
 
