@@ -103,8 +103,9 @@ def may_hold_controls(raw: bytes) -> bool:
 
 def clean_strings(obj: Any, *, keep: frozenset[str] = frozenset()) -> Any:
     """Apply :func:`clean_text` to every string inside ``obj`` (dataclasses, dicts,
-    lists, in place; tuples and strings are rebuilt) and return it. Dataclass fields
-    named in ``keep`` (file paths a program writes back to) are left alone."""
+    lists, keys too, in place; tuples and strings are rebuilt) and return it. Fields of
+    ``obj`` itself named in ``keep`` (a file path a program writes back to) are left
+    alone; fields of that name deeper down are cleaned like the rest."""
     if isinstance(obj, str):
         return clean_text(obj)
     seen: set[int] = set()
@@ -115,6 +116,10 @@ def clean_strings(obj: Any, *, keep: frozenset[str] = frozenset()) -> Any:
             continue
         seen.add(id(node))
         if isinstance(node, dict):
+            if any(isinstance(k, str) and clean_text(k) != k for k in node):
+                items = [(clean_text(k) if isinstance(k, str) else k, v) for k, v in node.items()]
+                node.clear()
+                node.update(items)
             for key, value in list(node.items()):
                 fixed = _cleaned(value, stack)
                 if fixed is not value:
@@ -126,7 +131,7 @@ def clean_strings(obj: Any, *, keep: frozenset[str] = frozenset()) -> Any:
                     node[i] = fixed
         elif dataclasses.is_dataclass(node) and not isinstance(node, type):
             for f in dataclasses.fields(node):
-                if f.name in keep:
+                if node is obj and f.name in keep:
                     continue
                 value = getattr(node, f.name)
                 fixed = _cleaned(value, stack)

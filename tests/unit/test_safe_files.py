@@ -119,3 +119,25 @@ def test_may_hold_controls_never_misses_one() -> None:
         assert may_hold_controls(raw), text
         assert may_hold_controls(json.dumps({"text": text}).encode("ascii")), text
     assert not may_hold_controls(json.dumps({"t": "plain\ttext\nwith é"}).encode())
+
+
+def test_clean_strings_walks_everything_but_the_kept_top_field() -> None:
+    from dataclasses import dataclass, field
+
+    from sessions.safe_files import clean_strings
+
+    @dataclass
+    class Inner:
+        source: str
+        data: dict[str, object] = field(default_factory=dict)
+
+    @dataclass
+    class Outer:
+        source: str
+        inner: list[Inner]
+
+    outer = Outer("path\x1b", [Inner("\x9bx", {"k\x1b": ("\x07", ["\x1b"])})])
+    clean_strings(outer, keep=frozenset({"source"}))
+    assert outer.source == "path\x1b"  # the file a program writes back to
+    assert outer.inner[0].source == "\ufffdx"
+    assert outer.inner[0].data == {"k␛": ("␇", ["␛"])}
