@@ -24,6 +24,7 @@ from replay.black_box import (
     false_yield_mark,
     false_yields,
     interruption_answer,
+    line_agent,
     turn_cut,
 )
 from replay.judge_columns import judge_group, judge_groups, judge_title
@@ -426,6 +427,9 @@ class TurnTable:
             head.append((f"· reward {t.reward:g}", "pass" if ok else "fail"))
         lines = wrap(head, width)
         facts = [t.mode, f"{len(t.turns)} turns"]
+        on_line = line_agent(t.header)
+        if on_line:
+            facts.insert(1, on_line)
         if t.duration is not None:
             facts.append(format_time(t.duration))
         cuts = sum(1 for turn in t.agent_turns() if turn.interrupted)

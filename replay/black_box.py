@@ -93,6 +93,23 @@ def short_outcome(after: str, yielded: bool, latency_s: float | None, window_s: 
     return f"it talked on (> {window_s:.1f} s)"
 
 
+LINE_KINDS = frozenset({"twilio", "realtime"})
+
+
+def line_agent(header: dict[str, object]) -> str | None:
+    """ "twilio ws://127.0.0.1:8765/" for a call to an agent on a line (from the log's
+    header), None for cutin's own agents and imports."""
+    agent = header.get("agent")
+    if not isinstance(agent, dict) or agent.get("kind") not in LINE_KINDS:
+        return None
+    parts = [str(agent["kind"])]
+    for key in ("model", "base_url"):
+        value = agent.get(key)
+        if isinstance(value, str) and value:
+            parts.append(value)
+    return " ".join(parts)
+
+
 # ---- on a replayed turn (replay.session_import puts ``agent_yield`` events on turns)
 
 
@@ -174,6 +191,7 @@ __all__ = [
     "false_yield_mark",
     "false_yields",
     "interruption_answer",
+    "line_agent",
     "short_outcome",
     "split_cut",
     "stop_mark",

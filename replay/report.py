@@ -17,7 +17,14 @@ from typing import Any
 
 from replay.agent_measures import measures_of_trial
 from replay.agent_render import call_html, call_markdown
-from replay.black_box import answer_phrase, cut_marks, false_yield_mark, false_yields, turn_cut
+from replay.black_box import (
+    answer_phrase,
+    cut_marks,
+    false_yield_mark,
+    false_yields,
+    line_agent,
+    turn_cut,
+)
 from replay.judge_columns import judge_group, judge_groups, judge_title
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, Insertion, Trial, Turn, Verdict
 from replay.tau2.control import CALL_EVENTS
@@ -155,6 +162,9 @@ def tau2_facts(t: Trial) -> list[str]:
 
 def _trial_meta_line(t: Trial) -> list[str]:
     meta = [f"source {t.source}", t.mode]
+    on_line = line_agent(t.header)
+    if on_line:
+        meta.append(f"agent on a line: {on_line}")
     if t.duration is not None:
         meta.append(f"{t.duration:.1f} s")
     meta.extend(tau2_facts(t))

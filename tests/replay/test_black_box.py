@@ -114,6 +114,12 @@ def test_replay_row_shows_both_points_and_the_latency(trial: Trial) -> None:
     assert (roles["▌cut"], roles["on"], roles["■stop+0.25s"]) == ("cut", "talk-over", "stop")
 
 
+def test_the_call_row_names_the_agent_on_the_line(trial: Trial) -> None:
+    cells = TurnTable(trial).cells(0, Columns(120, ()))
+    facts = " ".join("".join(text for text, _ in line) for line in cells.text[1:])
+    assert facts.startswith("cutin · twilio ws://127.0.0.1:8765/ · 6 turns")
+
+
 def test_replay_row_of_an_agent_that_talked_on(trial: Trial) -> None:
     text = " ".join(_row_text(trial, 2))
     assert "in the email we ▌cut sent you" in text
@@ -138,6 +144,7 @@ def test_reports_show_the_stop_marker(trial: Trial) -> None:
     html = render_html([trial])
     assert '<span class="talk-over" title="said over the tester">on</span>' in html
     assert '<span class="stop">■stop+0.25s</span>' in html
+    assert "agent on a line: twilio ws://127.0.0.1:8765/" in md
     report = json.loads(render_json([trial]))
     turns = report["trials"][0]["turns"]
     yields = [e for t in turns for e in t["events"] if e["kind"] == "agent_yield"]
