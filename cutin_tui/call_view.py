@@ -212,6 +212,23 @@ class LineView:
     errors: int = 0
     clears: int = 0
     """Times the agent flushed its queued audio (Twilio ``clear``)."""
+    cuts_answered: int = 0
+    """Interruptions whose ``agent_yield`` came in; ``yields`` of them it stopped for."""
+    yields: int = 0
+    yield_latencies: list[float] = field(default_factory=list)
+    backchannels_answered: int = 0
+    false_yields: int = 0
+
+    def count_yield(self, event: AgentYield) -> None:
+        if event.after == "interruption":
+            self.cuts_answered += 1
+            if event.yielded:
+                self.yields += 1
+                if event.latency_s is not None:
+                    self.yield_latencies.append(event.latency_s)
+        else:
+            self.backchannels_answered += 1
+            self.false_yields += int(event.yielded)
 
     def apply(self, event: LineEvent) -> None:
         kind = event.kind
@@ -399,6 +416,8 @@ class CallView:
             kind = "warn" if event.yielded else "yield"
         if event.stop_t is not None:
             bisect.insort(self.timeline.stops, event.stop_t)
+        if self.line is not None:
+            self.line.count_yield(event)
         phrase = yield_phrase(
             event.after, event.yielded, event.latency_s, event.window_s, event.talk_over_s
         )

@@ -7,6 +7,8 @@ events (attributes down); it only draws.
 
 from __future__ import annotations
 
+import statistics
+
 from rich.text import Text
 from textual.widget import Widget
 
@@ -16,7 +18,9 @@ _DOT = {"open": "●", "connecting": "◌", "closed": "○", "failed": "✕"}
 
 
 def line_status_parts(line: LineView) -> list[tuple[str, str]]:
-    """(text, style name) runs: ``line ● open · twilio ws://127.0.0.1:8765/ · μ-law 8 kHz``."""
+    """(text, style name) runs: ``line ● open · twilio ws://127.0.0.1:8765/ · μ-law 8 kHz``,
+    then how the agent has answered so far: clears, yields to cuts (median latency), false
+    yields to backchannels, line errors."""
     state = line.state
     if state == "closed":
         words = "closed by agent" if line.closed_by == "agent" else "closed"
@@ -31,6 +35,13 @@ def line_status_parts(line: LineView) -> list[tuple[str, str]]:
             out.append((f" · {part}", "detail"))
     if line.clears:
         out.append((f" · {line.clears} clear{'s' if line.clears != 1 else ''}", "detail"))
+    if line.cuts_answered:
+        median = (
+            f", {statistics.median(line.yield_latencies):.2f} s" if line.yield_latencies else ""
+        )
+        out.append((f" · yielded {line.yields}/{line.cuts_answered}{median}", "detail"))
+    if line.backchannels_answered:
+        out.append((f" · false yields {line.false_yields}/{line.backchannels_answered}", "detail"))
     if line.errors:
         out.append((f" · {line.errors} error{'s' if line.errors != 1 else ''}", "failed"))
     return out

@@ -38,7 +38,9 @@ def test_the_line_status_follows_the_line_events() -> None:
 def test_a_black_box_call_folds_into_both_points_and_notes() -> None:
     view = _view()
     assert view.line is not None and view.line.state == "closed"
-    assert line_status_text(view.line).startswith("line ○ closed by agent · ")
+    assert line_status_text(view.line) == (
+        "line ○ closed by agent · μ-law 8 kHz · 1 clear · yielded 1/2, 0.25 s · false yields 1/1"
+    )
     first, second, third = _agents(view)
     assert first.black_box and first.yielded and first.cut_word == 14
     split = split_cut(first.starts, 14, first.stop_t)
