@@ -63,3 +63,33 @@ def test_a_simulated_call_is_not_marked_as_black_box() -> None:
     view.apply(demo_events())
     assert view.line is None
     assert not any(e.black_box for e in _agents(view))
+
+
+async def test_the_transcript_draws_both_points_without_audio() -> None:
+    """The hand-made call drawn by the transcript widget alone (fast: no espeak, no STT)."""
+    from textual.app import App, ComposeResult
+
+    from cutin_tui.widgets import TranscriptView
+
+    class _Transcript(App[None]):
+        CSS_PATH = "../../cutin_tui/styles/call.tcss"
+
+        def compose(self) -> ComposeResult:
+            yield TranscriptView(id="transcript")
+
+    view = _view()
+    app = _Transcript()
+    async with app.run_test(size=(100, 30)) as pilot:
+        widget = app.query_one(TranscriptView)
+        widget.update_entries(view.entries, set(range(len(view.entries))))
+        await pilot.pause()
+        text = " ".join(" ".join(widget.plain_lines()).split())  # unwrapped
+        assert "we have ▌cut on ■stop+0.25s" in text
+        assert "Monday ■false-yield+0.31s" in text
+        assert "in the email we ▌cut sent you" in text and "with ▶talked-on" in text
+        # The word said over the tester has the talk-over look, the others do not.
+        segments = [seg for strip in widget._lines for seg in strip]
+        talk_over = widget.get_component_rich_style("transcript--talk-over", partial=True)
+        assert next(seg for seg in segments if seg.text == "on").style == talk_over
+        before = next(seg for seg in segments if "the address we have" in seg.text)
+        assert before.style != talk_over
