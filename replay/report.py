@@ -364,7 +364,7 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
         groups = judge_groups([t])
         lines += [
             "| # | time | speaker | text | events |"
-            + "".join(f" {judge_title(g)} |" for g in groups),
+            + "".join(f" {_md(judge_title(g))} |" for g in groups),
             "| --- | --- | --- | --- | --- |" + " --- |" * len(groups),
         ]
         by_turn = t.verdicts_by_turn()

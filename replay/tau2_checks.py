@@ -309,7 +309,7 @@ def check_results(meta: Mapping[str, Any], where: str) -> tuple[dict[str, Any], 
             _field(
                 config,
                 "tick_duration_seconds",
-                Annotated[float, Field(gt=0, le=60)] | None,
+                Annotated[float, Field(ge=0.001, le=60)] | None,
                 ("info", "audio_native_config"),
                 notes,
             )

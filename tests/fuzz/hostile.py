@@ -46,6 +46,8 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TAU2_DIR = REPO_ROOT / ".." / "shared" / "fixtures" / "tau2"
 TIME_LIMIT_S = 20.0
+KEEP = 3000
+"""How much of a case's output an outcome keeps (the end)."""
 MARKER = "cutin_pwned"
 
 # Texts a file may carry that must never act where they are shown.
@@ -333,10 +335,17 @@ def _set(doc: Any, path: tuple[Any, ...], value: Any) -> None:
     _get(doc, path[:-1])[path[-1]] = value
 
 
-def _wrong_for(value: Any, rng: random.Random) -> Any:
+IDS = frozenset({"id", "task_id", "trial", "seed"})
+"""τ2 fields that may be a string or an integer."""
+
+
+def _wrong_for(value: Any, rng: random.Random, key: object = None) -> Any:
     for kind in (bool, str, int, float, list, dict):
         if isinstance(value, kind):
-            return rng.choice(WRONG[kind])
+            choices = WRONG[kind]
+            if key in IDS:
+                choices = tuple(c for c in choices if not isinstance(c, int | str))
+            return rng.choice(choices)
     return True
 
 
@@ -422,11 +431,11 @@ def _replace(
     seed: Seed,
     rng: random.Random,
     kinds: tuple[str, ...],
-    value: Callable[[Any], Any],
+    value: Callable[[Any, object], Any],
     times: int | tuple[int, int] = 1,
 ) -> tuple[bytes, bool]:
     """Replace ``times`` targets of one of ``kinds`` (typed | string | number) in the
-    seed's first file by ``value(old)``; returns the bytes and whether anything changed."""
+    seed's first file by ``value(old, key)``; returns the bytes and whether anything changed."""
     docs, jsonl = _docs(seed)
     changed = False
     for _ in range(times if isinstance(times, int) else rng.randint(*times)):
@@ -435,7 +444,7 @@ def _replace(
         if target is None:
             break
         i, path = target
-        new = value(_get(docs[i], path))
+        new = value(_get(docs[i], path), path[-1])
         _set(docs[i], path, new)
         _note(f"doc {i} {path} = {str(new)[:40]!r}")
         changed = True
@@ -443,17 +452,17 @@ def _replace(
 
 
 def m_wrong_type(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    return _replace(seed, rng, ("typed",), lambda old: _wrong_for(old, rng))
+    return _replace(seed, rng, ("typed",), lambda old, key: _wrong_for(old, rng, key))
 
 
 def m_nonfinite(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    return _replace(seed, rng, ("number",), lambda old: Raw(rng.choice(NONFINITE)))
+    return _replace(seed, rng, ("number",), lambda old, key: Raw(rng.choice(NONFINITE)))
 
 
 def m_huge_int(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     literal = ""
 
-    def huge(old: Any) -> Raw:
+    def huge(old: Any, key: object) -> Raw:
         nonlocal literal
         literal = rng.choice(HUGE_INTS)
         return Raw(literal)
@@ -470,14 +479,14 @@ EXTREMES = (0, -1, -0.0, 1e-300, 5e-324, 1e17, -1e17, 2**63, -(2**63), 10**29, 0
 def m_extreme(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     """Finite numbers at the edges (zero, negative, tiny, huge): allowed to load or be
     refused, never to crash or to print NaN/Inf."""
-    raw, _ = _replace(seed, rng, ("number",), lambda old: rng.choice(EXTREMES), times=(1, 3))
+    raw, _ = _replace(seed, rng, ("number",), lambda old, key: rng.choice(EXTREMES), times=(1, 3))
     return raw, False
 
 
 def m_deep(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     depths = (70, 200, 1000, 5000, 100_000)
     return _replace(
-        seed, rng, ("string", "number", "typed"), lambda old: _deep(rng.choice(depths), rng)
+        seed, rng, ("string", "number", "typed"), lambda old, key: _deep(rng.choice(depths), rng)
     )
 
 
@@ -487,14 +496,14 @@ def m_text(payloads: tuple[str, ...]) -> Mutator:
         return old[:at] + rng.choice(payloads) + old[at:]
 
     def mutate(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-        raw, _ = _replace(seed, rng, ("string",), lambda old: insert(old, rng), times=(1, 4))
+        raw, _ = _replace(seed, rng, ("string",), lambda old, key: insert(old, rng), times=(1, 4))
         return raw, False
 
     return mutate
 
 
 def m_surrogate(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
-    def lone(text: str) -> Raw:
+    def lone(text: str, key: object) -> Raw:
         at = rng.randint(0, len(text))
         bad = rng.choice(("\\ud800", "\\udfff", "\\udc00\\ud800", "\\ud83d"))
         return Raw(json.dumps(text[:at])[:-1] + bad + json.dumps(text[at:])[1:])
@@ -583,7 +592,7 @@ def m_empty(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
 
 def m_huge_text(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     texts = ("word " * 200_000, "x" * 1_000_000, "\n" * 100_000)
-    raw, _ = _replace(seed, rng, ("string",), lambda old: rng.choice(texts))
+    raw, _ = _replace(seed, rng, ("string",), lambda old, key: rng.choice(texts))
     return raw, False
 
 
@@ -746,8 +755,10 @@ def _alarm(signum: int, frame: Any) -> None:
 
 _NAN = re.compile(r"(?<![A-Za-z0-9_])(nan|inf|infinity|-inf)(?![A-Za-z0-9_])", re.IGNORECASE)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_LIVE = re.compile(rf"<(script|img|h1)[^>]*>?[^<]*{MARKER}|(?<!\\)\]\(javascript:{MARKER}")
-"""Markup from a file that an HTML page or a Markdown viewer would act on."""
+_LIVE_HTML = re.compile(rf"<(script|img|h1)[^>]*>?[^<]*{MARKER}")
+"""Markup from a file that an HTML page (or a Markdown viewer, which passes HTML) runs."""
+_LIVE_MD = re.compile(rf"(?<!\\)\]\(javascript:{MARKER}")
+"""A Markdown link from a file (inert text in HTML)."""
 
 
 def run_case(case: Case, workdir: Path) -> Outcome:
@@ -792,7 +803,7 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     if not status:
         status = _judge(case, code, stdout, stderr)
     shutil.rmtree(root, ignore_errors=True)
-    return Outcome(case, status, code, seconds, stdout[-3000:], stderr[-3000:], detail)
+    return Outcome(case, status, code, seconds, stdout[-KEEP:], stderr[-KEEP:], detail)
 
 
 def _judge(case: Case, code: int | None, stdout: str, stderr: str) -> str:
@@ -803,7 +814,9 @@ def _judge(case: Case, code: int | None, stdout: str, stderr: str) -> str:
         return "nan"
     if _CONTROL.search(both.replace("\n", "").replace("\t", "")):
         return "raw-control"
-    if case.command in ("report-html", "report-md", "handout") and _LIVE.search(stdout):
+    if case.command in ("report-html", "report-md", "handout") and _LIVE_HTML.search(stdout):
+        return "live-markup"
+    if case.command == "report-md" and _LIVE_MD.search(stdout):
         return "live-markup"
     if case.command == "overlaps-check" and code == 1 and stderr.strip():
         return "clean-error"  # the check's own verdict: the file does not validate

@@ -111,3 +111,15 @@ def test_real_tau2_files_pass_the_checks_untouched(name: str) -> None:
     batch = load_batch([path])
     assert batch.trials
     assert not [w for w in batch.warnings if "ignored (" in w or "bad record" in w]
+
+
+def test_a_tick_length_out_of_range_falls_back_with_a_warning(tmp_path: Path) -> None:
+    tick = {"user_chunk": {"contains_speech": True}, "agent_chunk": None}
+    quiet = {"user_chunk": None, "agent_chunk": {"contains_speech": True}}
+    sim = {"id": "s1", "task_id": "t1", "ticks": [tick, tick, quiet, quiet, tick]}
+    path = tmp_path / "results.json"
+    info = {"audio_native_config": {"tick_duration_seconds": 5e-324}}
+    path.write_text(json.dumps({"info": info, "tasks": [], "simulations": [sim]}))
+    batch = load_batch([path])  # 5e-324 s ticks made every window infinite
+    assert batch.trials[0].ticks is not None and batch.trials[0].ticks.tick_s == 0.2
+    assert any("tick_duration_seconds: ignored" in w for w in batch.warnings), batch.warnings
