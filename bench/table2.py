@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from replay.audit_load import load_conversations  # noqa: E402
-from replay.audit_report import NEGATIVE_CONTROL, build_report  # noqa: E402
+from replay.audit_report import NEGATIVE_CONTROL, OPENING_CONTROL, build_report  # noqa: E402
 from sessions.batch import conditions, plan_batch  # noqa: E402
 from sessions.batch_run import CallStatus, RunOptions, run_batch  # noqa: E402
 from sessions.log import read_session  # noqa: E402
@@ -95,6 +95,7 @@ def rows_for(dial: str, convs: list[Any]) -> list[dict[str, Any]]:
         level = float(r["condition"][dial])
         test = tests.get((metric, level), {})
         control = tests.get((NEGATIVE_CONTROL, level), {})
+        opening = tests.get((OPENING_CONTROL, level), {})
         paper = PAPER.get((dial, level))
         out.append(
             {
@@ -109,6 +110,8 @@ def rows_for(dial: str, convs: list[Any]) -> list[dict[str, Any]]:
                 "p": test.get("p"),
                 "control_per_min": r[NEGATIVE_CONTROL],
                 "control_p": control.get("p"),
+                "opening_per_min": r.get(OPENING_CONTROL),
+                "opening_p": opening.get("p"),
                 "pause_events": r["pause_events"],
                 "paper": None
                 if paper is None
@@ -131,7 +134,8 @@ def _fmt_p(p: float | None) -> str:
 def print_table(rows: list[dict[str, Any]], seconds: list[float], wall: float) -> None:
     head = (
         f"{'setting':<9}{'opp.':>6}{'acts':>6}{'% opp.':>8}{'turns':>7}{'/turn':>7}"
-        f"{'pairs':>7}{'p':>9}   {'ctrl/min':>8}{'ctrl p':>8}{'pauses':>8}   paper (% opp., /turn)"
+        f"{'pairs':>7}{'p':>9}   {'ctrl/min':>8}{'ctrl p':>8}{'open/min':>9}{'open p':>8}"
+        f"{'pauses':>8}   paper (% opp., /turn)"
     )
     print(head)
     for r in rows:
@@ -143,17 +147,20 @@ def print_table(rows: list[dict[str, Any]], seconds: list[float], wall: float) -
             else f"{100 * paper['per_opportunity']:.1f}%, {paper['per_turn']:.3f}"
         )
         ctrl_p = "—" if r["level"] == 0 else _fmt_p(r["control_p"])
+        open_p = "—" if r["level"] == 0 else _fmt_p(r["opening_p"])
         print(
             f"{sym} = {r['level']:<5g}{r['opportunities']:>6}{r['actions']:>6}"
             f"{100 * (r['per_opportunity'] or 0):>7.1f}%{r['agent_turns']:>7}"
             f"{r['per_turn'] or 0:>7.3f}{r['pairs'] or '—':>7}{_fmt_p(r['p']):>9}   "
-            f"{r['control_per_min'] or 0:>8.1f}{ctrl_p:>8}{r['pause_events'] or 0:>8}   {ref}"
+            f"{r['control_per_min'] or 0:>8.1f}{ctrl_p:>8}"
+            f"{r['opening_per_min'] or 0:>9.1f}{open_p:>8}{r['pause_events'] or 0:>8}   {ref}"
         )
     median = statistics.median(seconds) if seconds else float("nan")
     print(
         f"\nagent turns at β = γ = 0: median {median:.1f} s (τ2-bench agents 8.6 s, the paper's "
         f"agent 7.9 s); p: Wilcoxon signed-rank vs the dial at 0, paired by session; "
-        f"ctrl: pauses per minute of agent speech before any action; wall time {wall:.1f} s"
+        f"ctrl: pauses per minute of agent speech before any action; open: the same in every "
+        f"turn's first 6 words, where no rule acts; wall time {wall:.1f} s"
     )
 
 

@@ -132,6 +132,7 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
             "at 1st opp.",
             "lands at (opp. #: n)",
             "pauses/min ²",
+            "opening ³",
         ),
     )
     for r in rows:
@@ -152,6 +153,7 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
             _pct(r.get("first_share")),
             _positions(r.get("positions") or {}),
             _num(r.get("pauses_per_min_before_action"), 1),
+            _num(r.get("pauses_per_min_opening"), 1),
         )
     notes = []
     if any(r.get("unit") == "consultation" for r in rows):
@@ -159,6 +161,10 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
     notes.append(
         "² negative control: mid-turn pauses per minute of agent speech before any action "
         "in the turn (no dial can move it)"
+    )
+    notes.append(
+        "³ the same in every agent turn's first 6 words, where no rule acts at any β or γ "
+        "(an early backchannel leaves ² only a turn's opening)"
     )
     table.caption = "\n".join(notes)
     table.caption_justify = "left"

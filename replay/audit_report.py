@@ -65,6 +65,8 @@ Key = tuple[tuple[str, str], ...]
 MIN_PAIRS = 6
 """Fewer pairs than this and a two-sided signed-rank p cannot go below 0.05."""
 NEGATIVE_CONTROL = "pauses_per_min_before_action"
+OPENING_CONTROL = "pauses_per_min_opening"
+"""The same rate in every turn's first six words, where no rule can act under any dial."""
 
 # metric -> (dial, per-conversation value)
 _PAIRED: dict[str, tuple[str, Callable[[Conversation], float | None]]] = {
@@ -212,12 +214,17 @@ def negative_control(convs: Sequence[Conversation]) -> Row:
     measured = [c for c in convs if c.pre_action_pauses is not None]
     pauses = sum(c.pre_action_pauses or 0 for c in measured)
     speech = sum(c.pre_action_speech_s or 0.0 for c in measured)
+    opening = sum(c.opening_pauses or 0 for c in measured)
+    opening_speech = sum(c.opening_speech_s or 0.0 for c in measured)
     events = [c.pause_events for c in convs if c.pause_events is not None]
     return {
         "pause_events": sum(events) if events else None,
         "pre_action_pauses": pauses if measured else None,
         "pre_action_speech_s": round(speech, 3) if measured else None,
         NEGATIVE_CONTROL: ratio(60.0 * pauses, speech) if measured else None,
+        "opening_pauses": opening if measured else None,
+        "opening_speech_s": round(opening_speech, 3) if measured else None,
+        OPENING_CONTROL: ratio(60.0 * opening, opening_speech) if measured else None,
     }
 
 
@@ -449,6 +456,7 @@ def paired_rows(
             continue
         controls: list[tuple[str, Callable[[Conversation], float | None]]] = [
             (NEGATIVE_CONTROL, lambda c: c.pauses_per_minute_before_action),
+            (OPENING_CONTROL, lambda c: c.pauses_per_minute_opening),
             ("pause_events", lambda c: None if c.pause_events is None else float(c.pause_events)),
         ]
         for metric, value in controls:

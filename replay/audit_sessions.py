@@ -132,6 +132,8 @@ class Conversation:
     pause_events: int | None = None
     pre_action_pauses: int | None = None
     pre_action_speech_s: float | None = None
+    opening_pauses: int | None = None
+    opening_speech_s: float | None = None
     shadows: dict[str, Shadow] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     agent: AgentCall | None = None
@@ -153,6 +155,14 @@ class Conversation:
         if self.pre_action_pauses is None or not self.pre_action_speech_s:
             return None
         return 60.0 * self.pre_action_pauses / self.pre_action_speech_s
+
+    @property
+    def pauses_per_minute_opening(self) -> float | None:
+        """The control no rule can reach: pauses per minute of agent speech in the first
+        :data:`OPENING_WORDS` words of every agent turn (None without speech)."""
+        if self.opening_pauses is None or not self.opening_speech_s:
+            return None
+        return 60.0 * self.opening_pauses / self.opening_speech_s
 
     @property
     def pair_key(self) -> tuple[str, ...] | None:
@@ -339,6 +349,40 @@ def _pre_action(conv: Conversation, events: Sequence[Event]) -> None:
                 speech += max(0.0, min(w.end, cutoff) - w.start)
     conv.pre_action_pauses = pauses
     conv.pre_action_speech_s = round(speech, 6)
+    _opening(conv, events)
+
+
+OPENING_WORDS = 6
+"""No rule acts before a turn's 6th word: a backchannel needs 6 words heard, an
+interruption 12 (and 1.5 s). So the first six words of every turn are the same window
+under every β and γ, where the pre-action window is not (an early backchannel cuts it
+to a turn's opening, whose short sentences pause more)."""
+
+
+def _opening(conv: Conversation, events: Sequence[Event]) -> None:
+    """Per agent turn, its first :data:`OPENING_WORDS` words: their speech seconds and the
+    200 ms silences that begin by the end of the last of them."""
+    from sessions.log.models import AgentWords, ShortPause
+
+    words: dict[int, dict[int, tuple[float, float]]] = {}
+    for e in events:
+        if isinstance(e, AgentWords):
+            for k, w in enumerate(e.words):
+                index = e.first_index + k
+                if index < OPENING_WORDS:
+                    words.setdefault(e.turn, {}).setdefault(index, (w.start, w.end))
+    ends = {turn: max(end for _, end in ws.values()) for turn, ws in words.items()}
+    pauses = sum(
+        1
+        for e in events
+        if isinstance(e, ShortPause)
+        and e.turn is not None
+        and e.turn in ends
+        and e.silence_start <= ends[e.turn] + 1e-6
+    )
+    speech = sum(end - start for ws in words.values() for start, end in ws.values())
+    conv.opening_pauses = pauses
+    conv.opening_speech_s = round(speech, 6)
 
 
 # ---- τ2 trials ----------------------------------------------------------------------

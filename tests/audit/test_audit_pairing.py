@@ -58,6 +58,28 @@ def test_the_negative_control_stops_at_the_first_action(tmp_path: Path) -> None:
     assert conv.pauses_per_minute_before_action == pytest.approx(60 * 4 / 4.5)
 
 
+def test_the_opening_control_is_every_turns_first_six_words(tmp_path: Path) -> None:
+    spans = [(float(i), i + 0.5) for i in range(8)]  # 8 words of 0.5 s, 0.5 s apart
+    events: list[Event] = [
+        AgentTurnStart(t=0.0, turn=0),
+        words(0, 0, spans[:4]),
+        ShortPause(t=1.7, index=0, silence_start=1.5, turn=0),  # after w1: in
+        words(0, 4, spans[4:]),
+        ShortPause(t=5.7, index=1, silence_start=5.5, turn=0),  # after w5 (the 6th): in
+        ShortPause(t=6.7, index=2, silence_start=6.5, turn=0),  # after w6: out
+        # An early action changes nothing here (it does cut the pre-action window).
+        Opportunity(t=1.7, index=0, pause_index=0, turn=0, decision="BACKCHANNEL", executed=True),
+        AgentTurnStart(t=10.0, turn=1),
+        words(1, 0, [(10.0, 10.4), (10.6, 11.0)]),  # a short turn: all of it
+        ShortPause(t=11.2, index=3, silence_start=11.0, turn=1),
+    ]
+    head = Header(session_id="x", started_at="2026-01-01T10:00:00+00:00", scenario="s")
+    conv = from_session(read_session(write_log(tmp_path / "x.jsonl", head, events)))
+    assert conv.opening_pauses == 2 + 1
+    assert conv.opening_speech_s == pytest.approx(6 * 0.5 + 0.8)
+    assert conv.pauses_per_minute_opening == pytest.approx(60 * 3 / 3.8)
+
+
 def test_pair_keys_name_the_session_as_logged() -> None:
     batch = {"run": 3, "seed": 7, "batch": "b"}
     assert pair_key({"scenario": "s", "batch": batch}) == ("session", "s", "3", "7")
