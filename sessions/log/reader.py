@@ -29,6 +29,10 @@ from sessions.safe_files import (
 E = TypeVar("E")
 
 
+SHOWN_SKIPS = 3
+"""Bad lines named one by one under ``skip_bad``; the rest are counted in one warning."""
+
+
 class LogError(FileError):
     """A log that cannot be read; the message names the file and line."""
 
@@ -107,6 +111,7 @@ def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
     header = parse_header(head, f"{path}:1")
     events: list[Event] = []
     warnings: list[LogWarning] = []
+    skipped: list[int] = []
     last = len(lines)
     for lineno, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -122,9 +127,19 @@ def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
             elif lineno == last and torn_tail:
                 warnings.append(LogWarning(lineno, "truncated last line ignored (crash?)"))
             elif skip_bad:
-                warnings.append(LogWarning(lineno, f"bad line skipped: {detail}"))
+                skipped.append(lineno)
+                if len(skipped) <= SHOWN_SKIPS:
+                    warnings.append(LogWarning(lineno, f"bad line skipped: {detail}"))
             else:
                 raise LogError(f"{path}:{lineno}: malformed event: {detail}") from None
+    if len(skipped) > SHOWN_SKIPS:
+        more = len(skipped) - SHOWN_SKIPS
+        warnings.append(
+            LogWarning(
+                skipped[SHOWN_SKIPS],
+                f"and {more} more bad line(s) skipped ({len(skipped)} in all)",
+            )
+        )
     _mark_turn_end_pauses(events)
     return Session(path, header, events, warnings)
 

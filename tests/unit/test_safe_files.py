@@ -141,3 +141,17 @@ def test_clean_strings_walks_everything_but_the_kept_top_field() -> None:
     assert outer.source == "path\x1b"  # the file a program writes back to
     assert outer.inner[0].source == "\ufffdx"
     assert outer.inner[0].data == {"k␛": ("␇", ["␛"])}
+
+
+def test_many_bad_log_lines_are_counted_in_one_warning(tmp_path: Path) -> None:
+    from sessions.log import EndEvent, Header, SessionWriter
+    from sessions.log.reader import read_session
+
+    path = tmp_path / "call.jsonl"
+    with SessionWriter(path, Header(session_id="x", started_at="2026-01-01T00:00:00Z")) as w:
+        w.write(EndEvent(t=1.0))
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("garbage\n" * 50 + '{"type": "end", "t": 2.0}\n')
+    session = read_session(path, skip_bad=True)
+    assert len(session.warnings) == 4
+    assert str(session.warnings[-1]) == "line 6: and 47 more bad line(s) skipped (50 in all)"
