@@ -14,7 +14,6 @@ onset: the floor is taken, and an agent that is speaking is cut there) and
 from __future__ import annotations
 
 import contextlib
-import queue
 import random
 import threading
 import time
@@ -39,6 +38,7 @@ from sessions.call.commands import (
     SubmitText,
 )
 from sessions.call.config import CallConfig
+from sessions.call.loop_base import Listener, LoopCommands
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
 from sessions.call.users import UserProvider
 from sessions.call.voice import TextVoice, Voice, VoiceTrack
@@ -48,22 +48,18 @@ from sessions.log.models import (
     AgentTurnStart,
     AgentWords,
     Backchannel,
-    DialsChanged,
     EndEvent,
     ErrorEvent,
-    Event,
     InsertionRecord,
     Interruption,
     Opportunity,
     ShortPause,
     SpeechStart,
-    TendencyValues,
     TurnEnd,
     UserTurn,
     WordTiming,
 )
 
-Listener = Callable[[Event], None]
 InterruptionText = Callable[[str, list[Message]], str]
 
 
@@ -121,7 +117,7 @@ class _Pending:
     turn: int
 
 
-class CallLoop:
+class CallLoop(LoopCommands):
     """Runs one call. Not thread-safe except for :meth:`submit`."""
 
     def __init__(
@@ -157,8 +153,7 @@ class CallLoop:
             short_pause_s=config.short_pause_s,
             turn_end_s=config.turn_end_s,
         )
-        self._commands: queue.Queue[Command] = queue.Queue()
-        self._scheduled: list[tuple[float, Command]] = []
+        self._init_commands()
         self._rng = random.Random(config.seed)
         self._agent_turns = 0
         self._agent_due = 0.0
@@ -176,17 +171,6 @@ class CallLoop:
         self._mic_cut = False
         """That utterance interrupted the agent."""
         self.end_reason: str | None = None
-
-    # ---- inputs -----------------------------------------------------------------
-
-    def submit(self, command: Command) -> None:
-        """Thread-safe: queue a command for the next frame."""
-        self._commands.put(command)
-
-    def schedule(self, at: float, command: Command) -> None:
-        """Virtual clock: apply ``command`` at the first frame at or after ``at``."""
-        self._scheduled.append((at, command))
-        self._scheduled.sort(key=lambda x: x[0])
 
     # ---- running ----------------------------------------------------------------
 
@@ -257,23 +241,7 @@ class CallLoop:
         self._user_frame(t)
         self.t = round(t + frame, 9)
 
-    # ---- events out -------------------------------------------------------------
-
-    def emit(self, event: Event) -> None:
-        for listener in self.listeners:
-            listener(event)
-
     # ---- commands ---------------------------------------------------------------
-
-    def _apply_commands(self, t: float) -> None:
-        while self._scheduled and self._scheduled[0][0] <= t + 1e-9:
-            self._apply(self._scheduled.pop(0)[1], t)
-        while True:
-            try:
-                command = self._commands.get_nowait()
-            except queue.Empty:
-                return
-            self._apply(command, t)
 
     def _apply(self, command: Command, t: float) -> None:
         if isinstance(command, SubmitText):
@@ -308,16 +276,6 @@ class CallLoop:
             self._log_dials(t)
         elif isinstance(command, EndCall):
             self._end(command.reason)
-
-    def _log_dials(self, t: float) -> None:
-        d = self.tendencies
-        self.emit(
-            DialsChanged(
-                t=round(t, 6),
-                tendencies=TendencyValues(alpha=d.alpha, beta=d.beta, gamma=d.gamma),
-                autos={"interrupt": self.auto_interrupt, "backchannel": self.auto_backchannel},
-            )
-        )
 
     # ---- the agent side ---------------------------------------------------------
 

@@ -21,7 +21,6 @@ the log, replay and the audit need nothing special.
 from __future__ import annotations
 
 import contextlib
-import queue
 import random
 import threading
 import time
@@ -50,6 +49,7 @@ from sessions.call.commands import (
     SubmitText,
 )
 from sessions.call.config import CallConfig
+from sessions.call.loop_base import Listener, LoopCommands
 from sessions.call.policy import PolicyContext, RulesPolicy, TurnTakingPolicy
 from sessions.call.recording import CallRecording
 from sessions.call.users import UserProvider
@@ -68,17 +68,14 @@ from sessions.log.models import (
     AgentWords,
     AgentYield,
     Backchannel,
-    DialsChanged,
     EndEvent,
     ErrorEvent,
-    Event,
     InsertionRecord,
     Interruption,
     LineEvent,
     Opportunity,
     ShortPause,
     SpeechStart,
-    TendencyValues,
     TurnEnd,
     UserTurn,
     WordTiming,
@@ -87,7 +84,6 @@ from sessions.speech import FRAME_SAMPLES, SAMPLE_RATE
 from sessions.speech.tts import Speech
 from sessions.speech.words import TimedWord
 
-Listener = Callable[[Event], None]
 Backchannels = Callable[[str], Audio]
 
 
@@ -146,7 +142,7 @@ class _Pending:
     decided_t: float = 0.0
 
 
-class RemoteCallLoop:
+class RemoteCallLoop(LoopCommands):
     """Runs one call with a black-box agent. Not thread-safe except for :meth:`submit`."""
 
     def __init__(
@@ -189,8 +185,7 @@ class RemoteCallLoop:
         )
         self.caller = CallerChannel()
         self.tape = SoundTape()
-        self._commands: queue.Queue[Command] = queue.Queue()
-        self._scheduled: list[tuple[float, Command]] = []
+        self._init_commands()
         self._rng = random.Random(config.seed)
         self._turn: _Turn | None = None
         self._agent_turns = 0
@@ -210,20 +205,6 @@ class RemoteCallLoop:
         self.end_reason: str | None = None
         self.ended = False
         self.max_frame_lag_s = 0.0
-
-    # ---- inputs ---------------------------------------------------------------------
-
-    def submit(self, command: Command) -> None:
-        """Thread-safe: queue a command for the next frame."""
-        self._commands.put(command)
-
-    def schedule(self, at: float, command: Command) -> None:
-        self._scheduled.append((at, command))
-        self._scheduled.sort(key=lambda x: x[0])
-
-    def emit(self, event: Event) -> None:
-        for listener in self.listeners:
-            listener(event)
 
     # ---- running --------------------------------------------------------------------
 
@@ -316,16 +297,6 @@ class RemoteCallLoop:
 
     # ---- commands ---------------------------------------------------------------------
 
-    def _apply_commands(self, t: float) -> None:
-        while self._scheduled and self._scheduled[0][0] <= t + 1e-9:
-            self._apply(self._scheduled.pop(0)[1], t)
-        while True:
-            try:
-                command = self._commands.get_nowait()
-            except queue.Empty:
-                return
-            self._apply(command, t)
-
     def _apply(self, command: Command, t: float) -> None:
         if isinstance(command, SubmitText):
             text = command.text.strip()
@@ -358,16 +329,6 @@ class RemoteCallLoop:
             )
         elif isinstance(command, EndCall):
             self._end(command.reason)
-
-    def _log_dials(self, t: float) -> None:
-        d = self.tendencies
-        self.emit(
-            DialsChanged(
-                t=round(t, 6),
-                tendencies=TendencyValues(alpha=d.alpha, beta=d.beta, gamma=d.gamma),
-                autos={"interrupt": self.auto_interrupt, "backchannel": self.auto_backchannel},
-            )
-        )
 
     # ---- the line ---------------------------------------------------------------------
 
@@ -829,9 +790,20 @@ class RemoteCallLoop:
             )
             self._turn = None
         self._flush_closing(wait=True)
-        self.emit(EndEvent(t=round(self.t, 6), reason=reason))
+        # Hang up first, so the line's last word (closed by cutin) is in the log too.
         with contextlib.suppress(Exception):
             self.line.close()
+        with contextlib.suppress(Exception):
+            for notice in self.line.notices():
+                self.emit(
+                    LineEvent(
+                        t=round(self.t, 6),
+                        kind=str(notice.kind),
+                        detail=notice.detail,
+                        data=notice.data,
+                    )
+                )
+        self.emit(EndEvent(t=round(self.t, 6), reason=reason))
 
     def _crash(self, exc: BaseException) -> None:
         if self.ended:

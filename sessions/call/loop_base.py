@@ -1,0 +1,76 @@
+"""What both call loops share: the tester's command queue, listeners and the dials.
+
+:class:`~sessions.call.loop.CallLoop` (cutin speaks the agent) and
+:class:`~sessions.call.remote_loop.RemoteCallLoop` (a black-box agent on a line) take
+the same commands and report to the same listeners; each applies a command in its
+own ``_apply``.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable
+
+from controls.tendencies import Tendencies
+from sessions.call.commands import Command
+from sessions.log.models import DialsChanged, Event, TendencyValues
+
+Listener = Callable[[Event], None]
+
+
+class LoopCommands:
+    """Commands in (thread-safe ``submit``; ``schedule`` on the virtual clock), events out."""
+
+    listeners: list[Listener]
+    tendencies: Tendencies
+    auto_interrupt: bool
+    auto_backchannel: bool
+
+    def _init_commands(self) -> None:
+        self._commands: queue.Queue[Command] = queue.Queue()
+        self._scheduled: list[tuple[float, Command]] = []
+
+    def submit(self, command: Command) -> None:
+        """Thread-safe: queue a command for the next frame."""
+        self._commands.put(command)
+
+    def schedule(self, at: float, command: Command) -> None:
+        """Virtual clock: apply ``command`` at the first frame at or after ``at``."""
+        self._scheduled.append((at, command))
+        self._scheduled.sort(key=lambda x: x[0])
+
+    def emit(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    def _apply(self, command: Command, t: float) -> None:
+        raise NotImplementedError
+
+    def _apply_commands(self, t: float) -> None:
+        while self._scheduled and self._scheduled[0][0] <= t + 1e-9:
+            self._apply(self._scheduled.pop(0)[1], t)
+        while True:
+            try:
+                command = self._commands.get_nowait()
+            except queue.Empty:
+                return
+            self._apply(command, t)
+
+    def _log_dials(self, t: float) -> None:
+        d = self.tendencies
+        self.emit(
+            DialsChanged(
+                t=round(t, 6),
+                tendencies=TendencyValues(alpha=d.alpha, beta=d.beta, gamma=d.gamma),
+                autos={"interrupt": self.auto_interrupt, "backchannel": self.auto_backchannel},
+            )
+        )
+
+    def _effective_tendencies(self) -> Tendencies:
+        """The dials the policy sees: a dial whose auto is off is 0."""
+        d = self.tendencies
+        return Tendencies(
+            d.alpha,
+            d.beta if self.auto_interrupt else 0.0,
+            d.gamma if self.auto_backchannel else 0.0,
+        )
