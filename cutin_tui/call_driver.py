@@ -431,7 +431,9 @@ def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     instructions = scenario.agent.system_prompt or None
     if options.agent_prompt is not None:
-        instructions = options.agent_prompt.read_text(encoding="utf-8")
+        from sessions.safe_files import read_text
+
+        instructions = read_text(options.agent_prompt)  # a FileError is one CLI line
     spec = RemoteSpec(
         agent=options.agent,
         base_url=options.base_url or settings.openai_base_url,

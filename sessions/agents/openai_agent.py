@@ -61,10 +61,12 @@ class OpenAIAgent:
             system_prompt = system_prompt or scenario_agent.system_prompt
             name = scenario_agent.name
         if agent_prompt_file is not None:
+            from sessions.safe_files import FileError, read_text
+
             try:
-                system_prompt = agent_prompt_file.read_text(encoding="utf-8").strip()
-            except OSError as exc:
-                raise AgentError(f"cannot read agent prompt {agent_prompt_file}: {exc}") from exc
+                system_prompt = read_text(agent_prompt_file).strip()
+            except FileError as exc:
+                raise AgentError(f"cannot read agent prompt: {exc}") from None
         config = LLMConfig.from_settings(settings, model=model, base_url=base_url)
         return cls.from_config(config, system_prompt=system_prompt, name=name)
 

@@ -18,13 +18,13 @@ text``); synthesized voices make their own pauses.
 from __future__ import annotations
 
 import itertools
-import tomllib
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sessions.safe_files import FileError, parse_toml, read_text
 from sessions.scenarios.model import ScenarioError
 from sessions.speech_clock import SpeakingStyle
 
@@ -78,9 +78,9 @@ def shipped_profile_names() -> list[str]:
 
 def parse_profile(text: str, where: str) -> AgentProfile:
     try:
-        return AgentProfile.model_validate(tomllib.loads(text))
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{where}: not valid TOML: {exc}") from None
+        return AgentProfile.model_validate(parse_toml(text, where))
+    except FileError as exc:
+        raise ScenarioError(str(exc)) from None
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -92,9 +92,13 @@ def load_profile(name_or_path: str | Path) -> AgentProfile:
     text_name = str(name_or_path)
     path = Path(text_name)
     if path.suffix == ".toml" or path.exists():
-        if not path.is_file():
+        if not path.exists():
             raise ScenarioError(f"{path}: no such agent profile file")
-        return parse_profile(path.read_text(encoding="utf-8"), str(path))
+        try:
+            text = read_text(path)
+        except FileError as exc:
+            raise ScenarioError(str(exc)) from None
+        return parse_profile(text, str(path))
     if text_name in shipped_profile_names():
         res = resources.files("sessions.scenarios") / _PROFILES / f"{text_name}.toml"
         return parse_profile(res.read_text(encoding="utf-8"), f"{text_name} (shipped profile)")
