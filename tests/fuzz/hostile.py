@@ -3,11 +3,14 @@ through the real command line in this interpreter.
 
 Seeds: session logs that ``cutin simulate`` writes from the shipped scenarios, the
 real τ2-bench files in ``../shared/fixtures/tau2`` (when present; trimmed so a case
-runs fast), and the shipped scenario and gallery TOML. Each case applies one
+runs fast) and the verdict sidecar ``cutin judge`` writes for them, the positions
+file ``cutin positions extract`` writes, and the shipped scenario and gallery TOML.
+Each case applies one
 mutation (torn or flipped lines, a wrong type in a field cutin reads, huge numbers,
 NaN/Infinity, deep nesting, UTF-16/32, lone surrogates, terminal escape sequences
-and markup in texts, special and unreadable files) and runs one command
-(``cutin report``/``audit``/``judge``, ``overlaps --check``) on it.
+and markup in texts, special and unreadable files) and runs one command on it
+(``cutin report``/``audit``/``judge``, ``overlaps --check``/``--export``, or the
+positions reader of ``prompt-audit``).
 
 Every case must end, within :data:`TIME_LIMIT_S`, in either a clean result (exit 0,
 or judge's 1) or one clear error (exit 2, ``cutin: …`` lines only) and never in an
@@ -246,8 +249,26 @@ def _fresh_id(raw: bytes) -> bytes:
     return re.sub(rb'(?m)^id = ".*"$', b'id = "fuzz-entry"', raw, count=1)
 
 
+def _positions_seed(cache: Path) -> list[Seed]:
+    """The positions file `cutin positions extract` writes from the simulated logs."""
+    from cutin_tui.cli import main
+
+    out = cache / "positions.jsonl"
+    if not out.is_file():
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            main(["positions", "extract", str(cache / "logs"), "-o", str(out)])
+    return [Seed("positions", "positions extract", {"positions.jsonl": out.read_bytes()})]
+
+
 def seeds(cache: Path) -> list[Seed]:
-    return _simulated_logs(cache) + _tau2_seeds(cache) + _toml_seeds()
+    logs = _simulated_logs(cache)
+    return logs + _tau2_seeds(cache) + _toml_seeds() + _positions_seed(cache)
+
+
+JSONL_KINDS = frozenset({"log", "tau2-sidecar", "positions"})
+POSITION_FIELDS = frozenset(
+    {"id", "conversation", "source", "scenario", "turn", "system", "history", "reply"}
+)
 
 
 def _dump(value: Any) -> str:
@@ -401,7 +422,7 @@ def _note(text: str) -> None:
 def _docs(seed: Seed) -> tuple[list[Any], bool]:
     """The seed's first file as parsed JSON documents (one per line for JSONL)."""
     raw = next(iter(seed.files.values())).decode("utf-8")
-    if seed.kind in ("log", "tau2-sidecar"):
+    if seed.kind in JSONL_KINDS:
         return [json.loads(line) for line in raw.splitlines() if line.strip()], True
     return [json.loads(raw)], False
 
@@ -417,7 +438,9 @@ def _pick_target(
 ) -> tuple[int, tuple[Any, ...]] | None:
     """A (document, path) to mutate: a typed field, a string or a number."""
     if kind == "typed":
-        if seed.kind in ("log", "tau2-sidecar"):
+        if seed.kind == "positions":
+            choices = [(i, (k,)) for i, d in enumerate(docs) for k in d if k in POSITION_FIELDS]
+        elif seed.kind in JSONL_KINDS:
             choices = [(i, (k,)) for i, k in _typed_paths_log(docs)]
         else:
             choices = [(0, p) for p in _tau2_typed_paths(docs[0])]
@@ -524,7 +547,7 @@ def m_torn(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     if seed.kind.startswith("toml"):
         return raw[:cut], False
     at_line_end = b"\n" in (raw[cut - 1 : cut], raw[cut : cut + 1])
-    return raw[:cut], not (seed.kind in ("log", "tau2-sidecar") and at_line_end)
+    return raw[:cut], not (seed.kind in JSONL_KINDS and at_line_end)
 
 
 def m_flip(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
@@ -642,7 +665,7 @@ SPECIALS = ("fifo", "dev-zero", "dir", "unreadable", "dangling", "fifo-in-folder
 def make_case(number: int, seeds: list[Seed], rng: random.Random) -> Case:
     # Logs and τ2 files are most of what users open; TOML gets one case in six.
     families = sorted({s.kind.split("-")[0] for s in seeds})
-    weights = [1 if f == "toml" else 2.5 for f in families]
+    weights = [1 if f in ("toml", "positions") else 2.5 for f in families]
     family = rng.choices(families, weights)[0]
     seed = rng.choice([s for s in seeds if s.kind.split("-")[0] == family])
     if seed.kind.startswith("toml"):
@@ -668,6 +691,8 @@ def make_case(number: int, seeds: list[Seed], rng: random.Random) -> Case:
     command = rng.choice(
         ("report-md", "report-html", "report-json", "audit", "audit-json", "judge")
     )
+    if seed.kind == "positions":
+        command = "positions"
     if rng.random() < 0.05:
         special = rng.choice(SPECIALS)
         return Case(number, seed, f"special:{special}", command, True, dict(seed.files), special)
@@ -716,6 +741,8 @@ def _lay_out(case: Case, root: Path) -> list[str]:
 
 def _argv(case: Case, paths: list[str], root: Path) -> list[str]:
     c = case.command
+    if c == "positions":
+        return [POSITIONS, *paths]
     if c.startswith("report-"):
         return ["report", *paths, "--format", c.removeprefix("report-")]
     if c == "audit":
@@ -743,6 +770,23 @@ def _plain_log(path: Path) -> None:
         path, Header(session_id="plain", started_at="2026-01-01T00:00:00+00:00")
     ) as w:
         w.write(EndEvent(t=1.0))
+
+
+POSITIONS = "(read positions)"
+"""Not a command: positions files are read by prompt-audit, which then needs an LLM."""
+
+
+def _read_positions(path: str) -> int:
+    """Read a positions file as `cutin prompt-audit` does, with the CLI's error contract."""
+    from replay.positions_io import read_positions
+    from sessions.safe_files import FileError, terminal_line
+
+    try:
+        print(f"{len(read_positions(Path(path)))} positions")
+    except FileError as exc:
+        print(f"cutin: {terminal_line(str(exc))}", file=sys.stderr)
+        return 2
+    return 0
 
 
 class Hang(Exception):
@@ -781,7 +825,7 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     try:
         signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(argv)
+            code = _read_positions(argv[1]) if argv[0] == POSITIONS else main(argv)
     except Hang:
         status = "hang"
     except SystemExit as exc:
@@ -868,6 +912,7 @@ def run(
             outcome = run_case(case, work)
             counts[outcome.status] += 1
             counts[f"mutation:{case.mutation.split(':')[0]}"] += 1
+            counts[f"command:{case.command}"] += 1
             slowest = max(slowest, outcome.seconds)
             if outcome.status in FAILURES:
                 bad.append(outcome)
@@ -917,6 +962,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{k.removeprefix('mutation:')} {v}"
             for k, v in sorted(counts.items())
             if k.startswith("mutation:")
+        )
+    )
+    print(
+        "commands: "
+        + ", ".join(
+            f"{k.removeprefix('command:')} {v}"
+            for k, v in sorted(counts.items())
+            if k.startswith("command:")
         )
     )
     for outcome in bad[: args.show]:
