@@ -5,10 +5,10 @@ Seeds: session logs that ``cutin simulate`` writes from the shipped scenarios, t
 real τ2-bench files in ``../shared/fixtures/tau2`` (when present; trimmed so a case
 runs fast) and the verdict sidecar ``cutin judge`` writes for them, the positions
 file ``cutin positions extract`` writes, and the shipped scenario and gallery TOML.
-Each case applies one
-mutation (torn or flipped lines, a wrong type in a field cutin reads, huge numbers,
-NaN/Infinity, deep nesting, UTF-16/32, lone surrogates, terminal escape sequences
-and markup in texts, special and unreadable files) and runs one command on it
+Each case applies one mutation (torn or flipped lines, a wrong type in a field cutin
+reads, huge or edge-of-range numbers, NaN/Infinity, deep nesting, UTF-16/32, lone
+surrogates, terminal escape sequences and markup in texts, special and unreadable
+files) and runs one command on it
 (``cutin report``/``audit``/``judge``, ``overlaps --check``/``--export``, or the
 positions reader of ``prompt-audit``).
 
@@ -18,7 +18,7 @@ exception; its output must hold no NaN/Inf and no raw control character, the HTM
 live markup from the file, and a mutation that breaks data must be reported (an
 error or a warning), never dropped in silence.
 
-Run 10,000 cases (about 10 minutes on one core)::
+Run 10,000 cases (two to four minutes)::
 
     .venv/bin/python -m tests.fuzz.hostile --cases 10000 --seed 1
 
