@@ -453,6 +453,14 @@ def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool
         auto_interrupt=options.auto_interrupt,
         auto_backchannel=options.auto_backchannel,
     )
+    simulator = None
+    if options.simulator:
+        from sessions.llm_client import LLMClient
+        from sessions.simulator import UserSimulator
+
+        llm = _llm_config(options)
+        llm.resolved_key()  # no key and no local endpoint: say so before dialling
+        simulator = UserSimulator.from_scenario(LLMClient(llm), scenario.user)
     loop = build_remote_loop(spec, config, virtual=virtual)
     recorder = None
     try:
@@ -469,5 +477,5 @@ def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool
         loop.voice.close()
         raise
     if virtual:
-        return VirtualDriver(loop, scenario, recorder, None)
-    return RealtimeDriver(loop, scenario, recorder, None)
+        return VirtualDriver(loop, scenario, recorder, simulator)
+    return RealtimeDriver(loop, scenario, recorder, simulator)

@@ -348,16 +348,22 @@ def _run_on_line(
 ) -> None:
     """One call to a black-box agent, in real time, ending when the caller hangs up."""
     from sessions.call.remote_setup import build_remote_loop
-    from sessions.call.users import ScriptedUser
 
     config = call_config(spec, scenario)
     remote = _remote_spec(options)
     if scenario.agent.system_prompt:
         remote = dataclasses.replace(remote, instructions=scenario.agent.system_prompt)
-    user = ScriptedUser(scenario, barge_in_with_next_line=True)
-    loop = build_remote_loop(remote, config, recording_path=wav, user=user)
-    loop.listeners.append(listener)
-    loop.run_for(options.max_seconds or LINE_CALL_SECONDS)
+    caller = _make_user(scenario, spec, options)
+    source = "simulator" if options.user == "llm" else "scenario"
+    try:
+        loop = build_remote_loop(
+            remote, config, recording_path=wav, user=caller.user, user_source=source
+        )
+        loop.listeners.append(listener)
+        loop.run_for(options.max_seconds or LINE_CALL_SECONDS)
+    finally:
+        with contextlib.suppress(Exception):
+            caller.close()
 
 
 def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: Path) -> CallOutcome:

@@ -90,10 +90,9 @@ def _check_line_agent(args: argparse.Namespace) -> None:
         raise CliError(f"--agent {args.agent}: microphone input is not supported on a line yet")
     if args.speech == "openai":
         raise CliError(f"--agent {args.agent}: the caller is spoken by espeak-ng on a line")
-    if args.policy != "rules" or args.shadow is not None or args.suggest:
+    if args.policy != "rules" or args.shadow is not None:
         raise CliError(
-            f"--agent {args.agent}: only the rule policy runs on a line (no --policy, "
-            "--shadow or --suggest)"
+            f"--agent {args.agent}: only the rule policy runs on a line (no --policy or --shadow)"
         )
 
 

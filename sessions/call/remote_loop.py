@@ -25,7 +25,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,6 +99,9 @@ class RemoteConfig:
     """A headless caller speaks first if the agent has not spoken by then."""
     user_hangup_s: float = 3.0
     """A headless caller with nothing left to say hangs up this long after the agent's turn."""
+    caller_patience_s: float = 10.0
+    """A headless caller whose turn the agent has not answered by then goes on (the wait is
+    logged as a ``line`` event of kind ``no_response``)."""
 
 
 @dataclass
@@ -159,6 +162,7 @@ class RemoteCallLoop(LoopCommands):
         policy: TurnTakingPolicy | None = None,
         recording: CallRecording | None = None,
         virtual: bool = False,
+        user_source: str = "scenario",
     ) -> None:
         self.config = config
         self.remote = remote or RemoteConfig()
@@ -167,6 +171,8 @@ class RemoteCallLoop(LoopCommands):
         self.synth = synthesizer
         self.backchannels = backchannels
         self.user = user
+        self.user_source = user_source
+        """How the caller's own turns are logged: scenario | simulator."""
         self.listeners: list[Listener] = list(listeners)
         self.policy: TurnTakingPolicy = policy or RulesPolicy()
         self.shadow: TurnTakingPolicy | None = None
@@ -196,7 +202,11 @@ class RemoteCallLoop(LoopCommands):
         self._queued: list[tuple[str, str]] = []
         self._watches: list[YieldWatch] = []
         self._last_caller_end: float | None = None
+        self._answered_at: float | None = None
+        """The caller turn end the agent answered (or was given up on)."""
         self._caller_due: float | None = None
+        self._reply: Future[str | None] | None = None
+        self._user_pool: ThreadPoolExecutor | None = None
         self._heard_agent = False
         self._warned_silent = False
         self._clear_t: float | None = None
@@ -411,6 +421,7 @@ class RemoteCallLoop(LoopCommands):
             latency = round(max(0.0, onset - self._last_caller_end), 4)
         index = self._agent_turns
         self._agent_turns += 1
+        self._answered_at = self._last_caller_end
         self._turn = _Turn(index=index, onset=onset, response_latency_s=latency)
         self.ears.start_turn(ev.t, np.concatenate([self._lead, agent]) if self._lead.size else None)
         self._lead = np.zeros(0, dtype=np.float32)
@@ -713,16 +724,60 @@ class RemoteCallLoop(LoopCommands):
         if self.user is None or self._pending:
             return
         first = self._agent_turns == 0 and self._user_turns == 0
-        if first and self._caller_due is None and t >= self.remote.caller_first_s:
-            self._caller_due = t
-        if self._caller_due is not None and t >= self._caller_due:
-            self._caller_due = None
-            reply = self.user.next_turn(list(self.history))
-            if reply is None:
-                self.user = None  # nothing left to say: hang up after a moment
-                self.schedule(t + self.remote.user_hangup_s, EndCall("user_hangup"))
-                return
-            self._say("turn", reply, "scenario", t)
+        if self._reply is None:
+            if first and self._caller_due is None and t >= self.remote.caller_first_s:
+                self._caller_due = t
+            self._impatient(t)
+            if self._caller_due is not None and t >= self._caller_due:
+                self._caller_due = None
+                self._reply = self._ask_user()
+        if self._reply is None or not self._reply.done():
+            return
+        job, self._reply = self._reply, None
+        try:
+            reply = job.result()
+        except Exception as exc:  # an LLM caller that fails: say so, and hang up
+            self.emit(ErrorEvent(t=round(t, 6), where="user", message=str(exc) or repr(exc)))
+            reply = None
+        if reply is None:
+            self.user = None  # nothing left to say: hang up after a moment
+            self.schedule(t + self.remote.user_hangup_s, EndCall("user_hangup"))
+            return
+        self._say("turn", reply, self.user_source, t)
+
+    def _impatient(self, t: float) -> None:
+        """The caller spoke and the agent has not answered for a while: go on."""
+        last = self._last_caller_end
+        if self._caller_due is not None or last is None or self._answered_at == last:
+            return
+        if t - last < self.remote.caller_patience_s:
+            return
+        self._answered_at = last
+        self.emit(
+            LineEvent(
+                t=round(t, 6),
+                kind="no_response",
+                detail=f"the agent did not answer within {self.remote.caller_patience_s:g} s",
+                data={"caller_end_t": last},
+            )
+        )
+        self._caller_due = t
+
+    def _ask_user(self) -> Future[str | None]:
+        """The caller's next line: inline on the virtual clock, else on a worker (an LLM
+        simulator takes a second; the frame clock must not wait for it)."""
+        assert self.user is not None
+        user, history = self.user, list(self.history)
+        if self.virtual:
+            done: Future[str | None] = Future()
+            try:
+                done.set_result(user.next_turn(history))
+            except Exception as exc:
+                done.set_exception(exc)
+            return done
+        if self._user_pool is None:
+            self._user_pool = ThreadPoolExecutor(1, thread_name_prefix="cutin-caller")
+        return self._user_pool.submit(user.next_turn, history)
 
     # ---- watching the agent after a caller action ---------------------------------------
 
@@ -855,5 +910,7 @@ class _LineVoice:
             loop.line.close()
         loop.ears.close()
         loop.synth.close()
+        if loop._user_pool is not None:
+            loop._user_pool.shutdown(wait=False, cancel_futures=True)
         if loop.recording is not None:
             loop.recording.close()

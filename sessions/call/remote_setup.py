@@ -109,6 +109,7 @@ def build_remote_loop(
     line: Line | None = None,
     virtual: bool = False,
     remote: RemoteConfig | None = None,
+    user_source: str = "scenario",
 ) -> RemoteCallLoop:
     """Load the parts, dial the agent (unless ``line`` is given, open) and make the loop."""
     parts = load_parts(spec, config, virtual=virtual)
@@ -140,6 +141,7 @@ def build_remote_loop(
             user=user,
             recording=recording,
             virtual=virtual,
+            user_source=user_source,
         )
         # Barge-in openers are synthesized now, so an interruption goes out at once.
         parts.synthesizer.prepare(loop.interruption_openers())

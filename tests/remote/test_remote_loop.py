@@ -64,3 +64,39 @@ def test_backchannels_find_false_yields(tmp_path: Path, react_s: float, false_yi
     after_bc = [e for e in call.of("agent_yield") if e.after == "backchannel"]
     assert after_bc
     assert after_bc[0].yielded is false_yield
+
+
+def test_the_llm_user_simulator_speaks_on_the_line(tmp_path: Path, openai_server) -> None:  # type: ignore[no-untyped-def]
+    from controls.tendencies import Tendencies
+    from sessions.call.config import CallConfig
+    from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+    from sessions.llm_client import LLMClient, LLMConfig
+    from sessions.scenarios import load_scenario
+    from sessions.simulator import UserSimulator
+    from tests.support.openai_server import Reply
+    from tests.support.sim_agent import SimAgentLine
+
+    openai_server.enqueue(Reply("My order number is 48213."), Reply("Thanks, bye. [END CALL]"))
+    scenario = load_scenario("retail-order-change")
+    llm = LLMConfig(model="sim-model", base_url=openai_server.base_url, api_key="sk-test")
+    user = UserSimulator.from_scenario(LLMClient(llm), scenario.user)
+    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 0.0, 0.0), seed=1)
+    spec = RemoteSpec(agent="twilio:ws://127.0.0.1:9/", cache_dir=tmp_path / "cache")
+    line = SimAgentLine(SimAgent())
+    line.open()
+    loop = build_remote_loop(
+        spec, config, user=user, line=line, virtual=True, user_source="simulator"
+    )
+    events: list = []  # type: ignore[type-arg]
+    loop.listeners.append(events.append)
+    loop.run_virtual(60)
+    loop.voice.close()
+    said = [e for e in events if e.type == "user_turn"]
+    assert [e.original for e in said] == ["My order number is 48213.", "Thanks, bye."]
+    assert said[0].source == "simulator"
+    # The simulator heard the agent's transcribed turn, not a script.
+    history = openai_server.chat_requests()[0].messages
+    assert any("order" in m["content"].lower() for m in history if m["role"] == "user")
+    # The far end has nothing to say to "bye": the caller waits, says so, and hangs up.
+    assert [e.kind for e in events if e.type == "line"][-1] == "no_response"
+    assert loop.end_reason == "user_hangup"
