@@ -85,6 +85,8 @@ class CallOptions:
     """--input mic: utterances between two presses of the talk key, not VAD-segmented."""
     input_device: int | None = None
     output_device: int | None = None
+    listen: bool = False
+    """A black-box call: play the line on the output device."""
 
     def voice_spec(self) -> VoiceSpec:
         """How this call is spoken and heard (OpenAI TTS uses the agent's endpoint settings)."""
@@ -473,6 +475,10 @@ def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool
                 policy="rules",
             )
             loop.recording = CallRecording(recording_path(recorder.path))
+        if options.listen:
+            from sessions.call.line_monitor import LineMonitor
+
+            loop.monitor = LineMonitor(options.output_device).start()
     except BaseException:
         loop.voice.close()
         raise

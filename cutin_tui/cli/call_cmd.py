@@ -38,8 +38,8 @@ the line by espeak-ng, the rule (or F2) makes the caller start speaking over it,
 and the log says whether and how fast the agent stopped (yield latency), whether
 a backchannel made it stop (false yield), and how long it took to answer. The
 agent's audio is transcribed (faster-whisper, offline tiny.en by default) and
-its pauses found by Silero VAD. Try it offline: ./dev bot, then
-cutin call --agent twilio:ws://127.0.0.1:8765/."""
+its pauses found by Silero VAD; --listen plays the line on your speaker. Try
+it offline: ./dev bot, then cutin call --agent twilio:ws://127.0.0.1:8765/."""
 
 DEFAULT_SCENARIO = "retail-order-change"
 
@@ -114,6 +114,12 @@ def _add_speech_options(p: argparse.ArgumentParser) -> None:
         default="type",
         help="type (default) or speak into the microphone (hands-free: VAD cuts what you "
         "say; speaking while the agent talks interrupts it at your onset). Use headphones",
+    )
+    g.add_argument(
+        "--listen",
+        action="store_true",
+        help="with --agent twilio:...|realtime: play the line (the agent and what cutin says "
+        "into it) on the output device; the call itself needs no device",
     )
     g.add_argument(
         "--push-to-talk",
@@ -305,7 +311,9 @@ def run(args: argparse.Namespace) -> int:
     if on_line:
         args.speech = "espeak"  # the caller's voice on the line (no local device is used)
     _preflight(args, stt)
-    local_audio = args.speech != "text" and not on_line
+    if args.listen and not on_line:
+        raise CliError("--listen needs --agent twilio:ws://... or realtime (a line to listen to)")
+    local_audio = (args.speech != "text" and not on_line) or (on_line and args.listen)
     input_device, output_device = _devices(args) if local_audio else (None, None)
     options = CallOptions(
         scenario=args.scenario,
@@ -329,6 +337,7 @@ def run(args: argparse.Namespace) -> int:
         push_to_talk=args.push_to_talk,
         input_device=input_device,
         output_device=output_device,
+        listen=args.listen,
     )
     if args.shadow is not None and args.shadow == args.policy:
         raise CliError(f"--shadow {args.shadow} is already the acting --policy")

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -50,6 +51,9 @@ from sessions.call.commands import (
 )
 from sessions.call.config import CallConfig
 from sessions.call.loop_base import Listener, LoopCommands
+
+if TYPE_CHECKING:
+    from sessions.call.line_monitor import LineMonitor
 from sessions.call.policy import PolicyContext, RulesPolicy, TurnTakingPolicy
 from sessions.call.recording import CallRecording
 from sessions.call.users import UserProvider
@@ -177,6 +181,8 @@ class RemoteCallLoop(LoopCommands):
         self.policy: TurnTakingPolicy = policy or RulesPolicy()
         self.shadow: TurnTakingPolicy | None = None
         self.recording = recording
+        self.monitor: LineMonitor | None = None
+        """The tester's speaker, when they listen in (``--listen``)."""
         self.virtual = virtual
         self.voice = _LineVoice(self)
         self.tendencies = config.tendencies
@@ -279,6 +285,8 @@ class RemoteCallLoop(LoopCommands):
         self.line.send(caller)
         if self.recording is not None:
             self.recording.push(agent, caller)
+        if self.monitor is not None:
+            self.monitor.push(agent, caller)
         self.tape.append(agent)
         for utt in finished:
             self._caller_finished(utt, t1)
@@ -914,3 +922,6 @@ class _LineVoice:
             loop._user_pool.shutdown(wait=False, cancel_futures=True)
         if loop.recording is not None:
             loop.recording.close()
+        if loop.monitor is not None:
+            with contextlib.suppress(Exception):
+                loop.monitor.close()
