@@ -479,6 +479,15 @@ def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool
             from sessions.call.line_monitor import LineMonitor
 
             loop.monitor = LineMonitor(options.output_device).start()
+        if options.input == "mic":
+            from sessions.call.remote_setup import attach_microphone
+
+            attach_microphone(
+                loop,
+                device=options.input_device,
+                push_to_talk=options.push_to_talk,
+                vad=options.vad,
+            )
     except BaseException:
         loop.voice.close()
         raise

@@ -86,8 +86,8 @@ def _check_line_agent(args: argparse.Namespace) -> None:
             f"--agent {args.agent}: the caller speaks on the line through espeak-ng: "
             "apt-get install espeak-ng"
         )
-    if args.input == "mic":
-        raise CliError(f"--agent {args.agent}: microphone input is not supported on a line yet")
+    if args.push_to_talk and args.input != "mic":
+        raise CliError("--push-to-talk needs --input mic")
     if args.speech == "openai":
         raise CliError(f"--agent {args.agent}: the caller is spoken by espeak-ng on a line")
     if args.policy != "rules" or args.shadow is not None:
@@ -313,7 +313,9 @@ def run(args: argparse.Namespace) -> int:
     _preflight(args, stt)
     if args.listen and not on_line:
         raise CliError("--listen needs --agent twilio:ws://... or realtime (a line to listen to)")
-    local_audio = (args.speech != "text" and not on_line) or (on_line and args.listen)
+    local_audio = (args.speech != "text" and not on_line) or (
+        on_line and (args.listen or args.input == "mic")
+    )
     input_device, output_device = _devices(args) if local_audio else (None, None)
     options = CallOptions(
         scenario=args.scenario,

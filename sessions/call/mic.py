@@ -54,6 +54,7 @@ class MicInput:
         vad: FrameVad | None = None,
         push_to_talk: bool = False,
         timeline: CallTimeline | None = None,
+        tap: Callable[[npt.NDArray[np.float32]], None] | None = None,
     ) -> None:
         if vad is None and not push_to_talk:
             raise ValueError("hands-free input needs a VAD")
@@ -62,6 +63,9 @@ class MicInput:
         self.vad = vad
         self.push_to_talk = push_to_talk
         self.timeline = timeline
+        self.tap = tap
+        """Gets every captured block (lost stretches as silence), e.g. to send the
+        tester's voice into a line to a black-box agent."""
         self.segmenter: UtteranceSegmenter | None = None
         self.ptt = PushToTalk()
         self._toggles: queue.SimpleQueue[bool] = queue.SimpleQueue()
@@ -138,6 +142,8 @@ class MicInput:
         if lost:
             # Samples the device never delivered: silence, so what follows keeps its time.
             gap = np.zeros(round(lost * SAMPLE_RATE), dtype=np.float32)
+            if self.tap is not None:
+                self.tap(gap)
             self._feed(gap)
             assert self._t_first is not None
             self._t_first += gap.size / SAMPLE_RATE
@@ -147,6 +153,8 @@ class MicInput:
         self._heard_until = end
         if self.timeline is not None:
             self.timeline.place(CALLER, to_sample(t), block.samples, audible=False)
+        if self.tap is not None:
+            self.tap(block.samples)
         self._feed(block.samples)
 
     def _feed(self, samples: npt.NDArray[np.float32]) -> None:

@@ -54,6 +54,7 @@ from sessions.call.loop_base import Listener, LoopCommands
 
 if TYPE_CHECKING:
     from sessions.call.line_monitor import LineMonitor
+    from sessions.call.mic import MicInput
 from sessions.call.policy import PolicyContext, RulesPolicy, TurnTakingPolicy
 from sessions.call.recording import CallRecording
 from sessions.call.users import UserProvider
@@ -65,7 +66,7 @@ from sessions.call.yield_watch import (
     YieldWatch,
 )
 from sessions.clock import Clock
-from sessions.lines.base import Line, LineNotice, LineState, NoticeKind
+from sessions.lines.base import Line, LineNotice, LineState, NoticeKind, PlayoutBuffer
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -197,6 +198,15 @@ class RemoteCallLoop(LoopCommands):
         )
         self.caller = CallerChannel()
         self.tape = SoundTape()
+        self.caller_tape = SoundTape()
+        """What cutin sent into the line (the microphone's onsets are read off it)."""
+        self.mic_audio: PlayoutBuffer | None = None
+        """The tester's microphone, sent into the line as it is captured (``--input mic``)."""
+        self.mic: MicInput | None = None
+        self._mic_open: float | None = None
+        """The tester's utterance in progress began here (mic clock), if any."""
+        self._mic_cut = False
+        """It began over an agent turn: an interruption, once its sound is on the line."""
         self._init_commands()
         self._rng = random.Random(config.seed)
         self._turn: _Turn | None = None
@@ -256,13 +266,12 @@ class RemoteCallLoop(LoopCommands):
     def run_for(self, seconds: float) -> None:
         """Run in real time until the call ends or ``seconds`` have passed (then hang up);
         the loop's parts (line, STT worker, recording) are closed afterwards."""
-        from sessions.clock import RealClock
-
         stop = threading.Event()
         timer = threading.Timer(seconds, stop.set)
+        clock = self.voice.start(self.submit)
         timer.start()
         try:
-            self.run_realtime(RealClock(), stop)
+            self.run_realtime(clock, stop)
         finally:
             timer.cancel()
             self.voice.close()
@@ -280,14 +289,18 @@ class RemoteCallLoop(LoopCommands):
             return
         self._start_ready_speech(t)
         agent = self.line.take(FRAME_SAMPLES)
-        caller_was_active = self.caller.active
+        caller_was_active = self._caller_active
         caller, finished = self.caller.take(FRAME_SAMPLES)
+        if self.mic_audio is not None:
+            caller = np.clip(caller + self.mic_audio.take(FRAME_SAMPLES), -1.0, 1.0)
+        self.caller_tape.append(caller)
         self.line.send(caller)
         if self.recording is not None:
             self.recording.push(agent, caller)
         if self.monitor is not None:
             self.monitor.push(agent, caller)
         self.tape.append(agent)
+        self._mic_onset(t1)
         for utt in finished:
             self._caller_finished(utt, t1)
         if not self._heard_agent and np.abs(agent).max(initial=0.0) > 0:
@@ -337,14 +350,12 @@ class RemoteCallLoop(LoopCommands):
             if command.backchannel is not None:
                 self.auto_backchannel = command.backchannel
             self._log_dials(t)
-        elif isinstance(command, (CallerSpeechStart, CallerUtterance)):
-            self.emit(
-                ErrorEvent(
-                    t=round(t, 6),
-                    where="input",
-                    message="microphone input is not supported on a black-box line yet",
-                )
-            )
+        elif isinstance(command, CallerSpeechStart):
+            if self._mic_open is None:
+                self._mic_open = min(command.at, t)
+                self._mic_cut = self._turn is not None
+        elif isinstance(command, CallerUtterance):
+            self._mic_utterance(command, t)
         elif isinstance(command, EndCall):
             self._end(command.reason)
 
@@ -405,7 +416,7 @@ class RemoteCallLoop(LoopCommands):
             self.emit(
                 ShortPause(t=ev.t, index=ev.index, silence_start=ev.silence_start, turn=index)
             )
-            if turn is not None and not self.caller.active:
+            if turn is not None and not self._caller_active:
                 self._opportunity(ev, turn)
             return
         self.emit(
@@ -548,7 +559,7 @@ class RemoteCallLoop(LoopCommands):
         decision = self.policy.at_pause(ctx)
         if decision is None:
             return
-        busy = bool(self._pending) or self.caller.active
+        busy = bool(self._pending) or self._caller_active
         will_act = decision.action is not Action.NOTHING and not busy
         self.emit(
             Opportunity(
@@ -609,7 +620,7 @@ class RemoteCallLoop(LoopCommands):
 
     def _backchannel(self, t: float, *, trigger: str, token: str | None = None) -> None:
         turn = self._turn
-        if turn is None or self.caller.active:
+        if turn is None or self._caller_active:
             return
         chosen = token or self._rng.choice(self.config.backchannel_tokens)
         try:
@@ -714,6 +725,72 @@ class RemoteCallLoop(LoopCommands):
         )
         self.history.append(Message("user", p.original))
 
+    @property
+    def _caller_active(self) -> bool:
+        """The caller is producing audio: cutin's speech, a token, or the tester's mic."""
+        return self.caller.active or self._mic_open is not None
+
+    def _mic_onset(self, t: float) -> None:
+        """A microphone utterance over the agent: once its sound is on the line, that is
+        the onset of a manual interruption (watched like any other)."""
+        if not self._mic_cut or self._mic_open is None:
+            return
+        onset = self.caller_tape.first_sound(self._mic_open - 0.05, t)
+        turn = self._turn
+        if onset is None:
+            if t - self._mic_open > 1.0:
+                self._mic_cut = False  # nothing audible reached the line: no cut
+            return
+        self._mic_cut = False
+        if turn is None:
+            return
+        onset = round(onset, 6)
+        turn.interrupted = True
+        turn.cut_t = onset
+        heard, estimated = self.ears.heard_by(onset)
+        self.emit(
+            Interruption(
+                t=onset,
+                turn=turn.index,
+                trigger="manual",
+                cut_t=onset,
+                cut_word=len(heard) + estimated,
+                text="",
+                source="mic",
+                decided_t=round(self._mic_open, 6),
+                reaction_s=round(onset - self._mic_open, 4),
+            )
+        )
+        self._watch(turn, "interruption", onset, self.remote.interruption_window_s)
+
+    def _mic_utterance(self, command: CallerUtterance, t: float) -> None:
+        start = self._mic_open if self._mic_open is not None else min(command.start, t)
+        self._mic_open = None
+        self._mic_cut = False
+        text = " ".join(command.text.split())
+        if not text:
+            return  # noise, or nothing STT could make out
+        end = max(start, min(command.end, t))
+        index = self._user_turns
+        self._user_turns += 1
+        self._last_caller_end = round(end, 6)
+        self.emit(
+            UserTurn(
+                t=round(start, 6),
+                turn=index,
+                source="mic",
+                original=text,
+                rendered=text,
+                alpha=0.0,
+                end_t=round(end, 4),
+                words=[
+                    WordTiming(word=w, start=round(a, 4), end=round(b, 4))
+                    for w, a, b in command.words
+                ],
+            )
+        )
+        self.history.append(Message("user", text))
+
     def _caller_finished(self, utt: Utterance, t: float) -> None:
         if utt.kind == "backchannel" or utt.start_index is None:
             return
@@ -723,7 +800,7 @@ class RemoteCallLoop(LoopCommands):
         self._last_caller_end = round(utt.start_index / SAMPLE_RATE + utt.duration - trailing, 6)
 
     def _caller_frame(self, t: float) -> None:
-        if self._turn is not None or self.caller.busy:
+        if self._turn is not None or self.caller.busy or self._mic_open is not None:
             return
         if self._queued and not any(p.kind == "turn" for p in self._pending):
             text, source = self._queued.pop(0)
@@ -907,10 +984,17 @@ class _LineVoice:
     def realtime(self) -> bool:
         return not self._loop.virtual
 
-    def start(self, submit: Callable[[Command], None]) -> Clock:
-        from sessions.clock import RealClock
+    @property
+    def mic(self) -> MicInput | None:
+        return self._loop.mic
 
-        return RealClock()
+    def start(self, submit: Callable[[Command], None]) -> Clock:
+        from sessions.call.audio_out import LeadClock
+
+        clock = LeadClock(time.monotonic(), 0.0)
+        if self._loop.mic is not None:
+            self._loop.mic.start(clock, submit)
+        return clock
 
     def close(self) -> None:
         loop = self._loop
@@ -925,3 +1009,6 @@ class _LineVoice:
         if loop.monitor is not None:
             with contextlib.suppress(Exception):
                 loop.monitor.close()
+        if loop.mic is not None:
+            with contextlib.suppress(Exception):
+                loop.mic.close()

@@ -152,3 +152,35 @@ def build_remote_loop(
             recording.close()
         raise
     return loop
+
+
+def attach_microphone(
+    loop: RemoteCallLoop,
+    *,
+    device: int | str | None = None,
+    push_to_talk: bool = False,
+    vad: str = "onnx",
+) -> None:
+    """The tester's microphone on the line: its audio goes into the line as captured, its
+    onsets over the agent are manual interruptions, its words (STT) caller turns.
+
+    Opens the input device now (:class:`~sessions.speech.devices.AudioUnavailable`); it
+    starts feeding when the call starts. Use headphones: there is no echo cancellation."""
+    from sessions.call.mic import MicInput
+    from sessions.lines.base import PlayoutBuffer
+    from sessions.speech.vad import load_vad
+
+    transcriber = loop.ears.transcriber
+    if transcriber is None:
+        raise ValueError("the microphone needs speech-to-text")
+    fifo = PlayoutBuffer(max_seconds=5.0)
+    mic = MicInput(
+        transcriber,
+        device=device,
+        vad=None if push_to_talk else load_vad(vad),
+        push_to_talk=push_to_talk,
+        tap=fifo.push,
+    )
+    mic.open()
+    loop.mic_audio = fifo
+    loop.mic = mic

@@ -49,3 +49,52 @@ def test_the_line_plays_on_the_output_device(pulse_server: PulseServer, tmp_path
     # The simulated agent speaks from 0.3 s: its voice is on the device.
     loud = np.abs(heard) >= 0.05
     assert loud.mean() > 0.1, f"only {loud.mean():.1%} of the monitor is loud"
+
+
+def test_the_testers_microphone_barges_in_on_the_line(
+    pulse_server: PulseServer, tmp_path: Path
+) -> None:
+    """--input mic on a line: the tester's voice goes into the line; speaking over the
+    agent is a manual interruption at the sound's onset, and the agent's yield is read."""
+    import threading
+    import time
+
+    from sessions.call.remote_setup import attach_microphone
+    from sessions.speech.tts import EspeakTts
+    from sessions.speech.wav import write_wav
+    from tests.voice_call.test_device_call import play_into
+
+    sink = pulse_server.pactl(
+        "load-module", "module-null-sink", "sink_name=linemic", "rate=16000", "channels=1"
+    ).strip()
+    pulse_server.pactl("set-default-source", "linemic.monitor")
+    try:
+        wav = write_wav(
+            tmp_path / "me.wav", EspeakTts().synthesize("Sorry, I need a new address.").audio
+        )
+        scenario = load_scenario("retail-order-change")
+        config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 0.0, 0.0))
+        spec = RemoteSpec(agent="twilio:ws://127.0.0.1:9/", cache_dir=tmp_path / "cache")
+        line = SimAgentLine(SimAgent(turns=[SimAgent().turns[1]], react_s=0.25))
+        line.open()
+        loop = build_remote_loop(spec, config, line=line)
+        attach_microphone(loop)
+        events: list = []  # type: ignore[type-arg]
+        loop.listeners.append(events.append)
+        # The agent speaks from 0.3 s; the tester cuts in 3 s later.
+        timer = threading.Timer(3.3, lambda: play_into(pulse_server, "linemic", wav))
+        timer.start()
+        started = time.monotonic()
+        loop.run_for(9.0)
+        assert time.monotonic() - started < 20
+    finally:
+        pulse_server.pactl("set-default-source", "vsink.monitor")
+        pulse_server.pactl("unload-module", sink)
+    cuts = [e for e in events if e.type == "interruption"]
+    assert cuts and cuts[0].trigger == "manual" and cuts[0].source == "mic", events
+    assert 3.0 <= cuts[0].cut_t <= 4.5
+    yields = [e for e in events if e.type == "agent_yield" and e.after == "interruption"]
+    assert yields and yields[0].yielded
+    assert line.stops, "the simulated agent heard the tester's voice on its line"
+    said = [e for e in events if e.type == "user_turn" and e.source == "mic"]
+    assert said and "need" in said[0].original.lower()  # tiny.en: keywords, not exact text
