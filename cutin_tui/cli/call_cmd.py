@@ -34,9 +34,10 @@ Your own voice agent, as a black box: --agent twilio:ws://HOST:PORT/PATH dials
 it over Twilio Media Streams (cutin plays Twilio's side: 8 kHz μ-law), --agent
 realtime talks to an OpenAI Realtime model (--base-url, --model, the key from
 OPENAI_API_KEY). cutin cannot stop such an agent: what you type is spoken into
-the line by espeak-ng, the rule (or F2) makes the caller start speaking over it,
-and the log says whether and how fast the agent stopped (yield latency), whether
-a backchannel made it stop (false yield), and how long it took to answer. The
+the line by espeak-ng (--input mic: your own voice, with headphones), the rule
+(or F2) makes the caller start speaking over it, and the log says whether and
+how fast the agent stopped (yield latency), whether a backchannel made it stop
+(false yield), and how long it took to answer. The
 agent's audio is transcribed (faster-whisper, offline tiny.en by default) and
 its pauses found by Silero VAD; --listen plays the line on your speaker. Try
 it offline: ./dev bot, then cutin call --agent twilio:ws://127.0.0.1:8765/."""
