@@ -96,7 +96,7 @@ class LivePlay:
             self._clock = ScaledClock(self.speed)
             if self.voice is not None:
                 self.voice.start(self._clock, self._stop)
-            self.loop.run_realtime(self._clock, self._stop, tick_s=0.005)
+            self.loop.run_realtime(self._clock, self._stop)
         except Exception as exc:
             if self._on_error is not None:
                 self._on_error(f"play failed: {type(exc).__name__}: {exc}")

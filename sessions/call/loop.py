@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -42,7 +40,6 @@ from sessions.call.loop_base import Listener, LoopCommands
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
 from sessions.call.users import UserProvider
 from sessions.call.voice import TextVoice, Voice, VoiceTrack
-from sessions.clock import Clock
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -179,31 +176,7 @@ class CallLoop(LoopCommands):
         return self.state is CallState.ENDED
 
     def run_virtual(self, max_seconds: float | None = None) -> None:
-        limit = self.config.max_seconds if max_seconds is None else max_seconds
-        try:
-            while not self.ended and self.t < limit:
-                self.step()
-            if not self.ended:
-                self._end("time_limit")
-        except BaseException as exc:
-            self._crash(exc)
-            raise
-
-    def run_realtime(self, clock: Clock, stop: threading.Event, tick_s: float = 0.008) -> None:
-        """Follow ``clock`` until the call ends or ``stop`` is set (call from a thread)."""
-        self.virtual = False
-        try:
-            while not self.ended:
-                if stop.is_set():
-                    self._end("hangup")
-                    break
-                now = clock.now()
-                while self.t + self.config.frame_s <= now and not self.ended:
-                    self.step()
-                time.sleep(tick_s)
-        except BaseException as exc:
-            self._crash(exc)
-            raise
+        self._run_virtual(self.config.max_seconds if max_seconds is None else max_seconds)
 
     def step(self) -> None:
         """Process the frame [t, t + frame_s)."""

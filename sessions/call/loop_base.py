@@ -9,22 +9,80 @@ own ``_apply``.
 from __future__ import annotations
 
 import queue
+import threading
+import time
 from collections.abc import Callable
 
 from controls.tendencies import Tendencies
 from sessions.call.commands import Command
+from sessions.call.config import CallConfig
+from sessions.clock import Clock
 from sessions.log.models import DialsChanged, Event, TendencyValues
 
 Listener = Callable[[Event], None]
 
 
 class LoopCommands:
-    """Commands in (thread-safe ``submit``; ``schedule`` on the virtual clock), events out."""
+    """Commands in (thread-safe ``submit``; ``schedule`` on the virtual clock), events out,
+    and the two ways of running frames: the virtual clock or a real one."""
 
     listeners: list[Listener]
     tendencies: Tendencies
     auto_interrupt: bool
     auto_backchannel: bool
+    config: CallConfig
+    t: float
+    virtual: bool
+    TICK_S = 0.008
+    """How long the real-time runner sleeps between looks at the clock."""
+
+    @property
+    def ended(self) -> bool:
+        raise NotImplementedError
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def _end(self, reason: str) -> None:
+        raise NotImplementedError
+
+    def _crash(self, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def _on_realtime(self, clock: Clock) -> None:
+        """Called once before a real-time run starts."""
+
+    def _frame_lag(self, lag_s: float) -> None:
+        """How far behind the clock a frame is processed (for the lag statistics)."""
+
+    def _run_virtual(self, limit: float) -> None:
+        try:
+            while not self.ended and self.t < limit:
+                self.step()
+            if not self.ended:
+                self._end("time_limit")
+        except BaseException as exc:
+            self._crash(exc)
+            raise
+
+    def run_realtime(self, clock: Clock, stop: threading.Event) -> None:
+        """Follow ``clock`` until the call ends or ``stop`` is set (call from a thread)."""
+        self.virtual = False
+        self._on_realtime(clock)
+        try:
+            while not self.ended:
+                if stop.is_set():
+                    self._end("hangup")
+                    break
+                now = clock.now()
+                while self.t + self.config.frame_s <= now and not self.ended:
+                    self._frame_lag(now - self.t)
+                    self.step()
+                    now = clock.now()
+                time.sleep(self.TICK_S)
+        except BaseException as exc:
+            self._crash(exc)
+            raise
 
     def _init_commands(self) -> None:
         self._commands: queue.Queue[Command] = queue.Queue()

@@ -229,39 +229,25 @@ class RemoteCallLoop(LoopCommands):
         self._mono0 = time.monotonic()
         self._lead = np.zeros(0, dtype=np.float32)
         self.end_reason: str | None = None
-        self.ended = False
+        self._ended = False
         self.max_frame_lag_s = 0.0
 
     # ---- running --------------------------------------------------------------------
 
-    def run_virtual(self, max_seconds: float) -> None:
-        try:
-            while not self.ended and self.t < max_seconds:
-                self.step()
-            if not self.ended:
-                self._end("time_limit")
-        except BaseException as exc:
-            self._crash(exc)
-            raise
+    TICK_S = 0.004
 
-    def run_realtime(self, clock: Clock, stop: threading.Event, tick_s: float = 0.004) -> None:
-        """Follow ``clock`` until the call ends or ``stop`` is set (call from a thread)."""
-        self.virtual = False
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def run_virtual(self, max_seconds: float) -> None:
+        self._run_virtual(max_seconds)
+
+    def _on_realtime(self, clock: Clock) -> None:
         self._mono0 = time.monotonic() - clock.now()
-        try:
-            while not self.ended:
-                if stop.is_set():
-                    self._end("hangup")
-                    break
-                now = clock.now()
-                while self.t + self.config.frame_s <= now and not self.ended:
-                    self.max_frame_lag_s = max(self.max_frame_lag_s, now - self.t)
-                    self.step()
-                    now = clock.now()
-                time.sleep(tick_s)
-        except BaseException as exc:
-            self._crash(exc)
-            raise
+
+    def _frame_lag(self, lag_s: float) -> None:
+        self.max_frame_lag_s = max(self.max_frame_lag_s, lag_s)
 
     def run_for(self, seconds: float) -> None:
         """Run in real time until the call ends or ``seconds`` have passed (then hang up);
@@ -913,7 +899,7 @@ class RemoteCallLoop(LoopCommands):
     def _end(self, reason: str) -> None:
         if self.ended:
             return
-        self.ended = True
+        self._ended = True
         self.end_reason = reason
         turn = self._turn
         if turn is not None:
@@ -954,7 +940,7 @@ class RemoteCallLoop(LoopCommands):
                     t=round(self.t, 6), where="call_loop", message=f"{type(exc).__name__}: {exc}"
                 )
             )
-            self.ended = True
+            self._ended = True
             self.emit(EndEvent(t=round(self.t, 6), reason="crash"))
         with contextlib.suppress(Exception):
             self.line.close()
