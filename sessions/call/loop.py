@@ -21,7 +21,6 @@ from enum import StrEnum
 
 from controls.disfluency import inject_disfluency
 from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
-from controls.tendencies import Tendencies
 from controls.turn_taking import Action, Situation
 from sessions.agents.base import Agent, Message, ReplyStream
 from sessions.call.commands import (
@@ -452,14 +451,6 @@ class CallLoop(LoopCommands):
             interrupted_this_turn=turn.interrupted,
             backchannels_this_turn=turn.backchannels,
             words_at_last_backchannel=turn.words_at_last_backchannel,
-        )
-
-    def _effective_tendencies(self) -> Tendencies:
-        t = self.tendencies
-        return Tendencies(
-            t.alpha,
-            t.beta if self.auto_interrupt else 0.0,
-            t.gamma if self.auto_backchannel else 0.0,
         )
 
     def _opportunity(self, ev: PauseEvent, turn: _AgentTurn) -> None:

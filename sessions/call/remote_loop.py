@@ -33,7 +33,6 @@ import numpy as np
 
 from controls.disfluency import inject_disfluency
 from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
-from controls.tendencies import Tendencies
 from controls.turn_taking import Action, Situation
 from sessions.agents.base import Message
 from sessions.call.agent_ears import AgentEars, Audio
@@ -504,14 +503,6 @@ class RemoteCallLoop(LoopCommands):
                 self.history.append(Message("assistant", text, truncated=turn.interrupted))
 
     # ---- decisions --------------------------------------------------------------------
-
-    def _effective_tendencies(self) -> Tendencies:
-        d = self.tendencies
-        return Tendencies(
-            d.alpha,
-            d.beta if self.auto_interrupt else 0.0,
-            d.gamma if self.auto_backchannel else 0.0,
-        )
 
     def _situation(self, turn: _Turn, t: float) -> tuple[Situation, dict[str, object]]:
         words, estimated = self.ears.heard_by(t)
