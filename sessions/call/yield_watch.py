@@ -35,29 +35,36 @@ class SoundTape:
     """The last ``keep_s`` seconds of one channel, addressable by call time."""
 
     def __init__(self, keep_s: float = 30.0, level: float = SOUND_LEVEL) -> None:
-        self._keep = int(keep_s * SAMPLE_RATE)
-        self._data = np.zeros(0, dtype=np.float32)
-        self._start = 0
-        """Absolute sample index of ``_data[0]``."""
+        # A ring: appending a frame is one slice copy, not a copy of the whole tape
+        # (the remote loop appends two channels every 32 ms).
+        self._ring = np.zeros(int(keep_s * SAMPLE_RATE), dtype=np.float32)
+        self._end = 0
+        """Absolute sample index one past the newest sample."""
         self.level = level
 
     @property
     def end_index(self) -> int:
-        return self._start + self._data.size
+        return self._end
+
+    @property
+    def _start(self) -> int:
+        return max(0, self._end - self._ring.size)
 
     def append(self, samples: Audio) -> None:
-        self._data = np.concatenate([self._data, np.asarray(samples, dtype=np.float32)])
-        extra = self._data.size - self._keep
-        if extra > 0:
-            self._data = self._data[extra:]
-            self._start += extra
+        new = np.asarray(samples, dtype=np.float32).reshape(-1)[-self._ring.size :]
+        size = self._ring.size
+        at = self._end % size
+        head = min(new.size, size - at)
+        self._ring[at : at + head] = new[:head]
+        self._ring[: new.size - head] = new[head:]
+        self._end += np.asarray(samples).size
 
     def _window(self, t0: float, t1: float) -> tuple[int, Audio]:
         i0 = max(self._start, round(t0 * SAMPLE_RATE))
-        i1 = min(self.end_index, round(t1 * SAMPLE_RATE))
+        i1 = min(self._end, round(t1 * SAMPLE_RATE))
         if i1 <= i0:
-            return i0, self._data[:0]
-        return i0, self._data[i0 - self._start : i1 - self._start]
+            return i0, self._ring[:0]
+        return i0, self._ring[np.arange(i0, i1) % self._ring.size]
 
     def last_sound(self, t0: float, t1: float) -> float | None:
         """End (call time) of the last sample at or above the level in [t0, t1)."""
