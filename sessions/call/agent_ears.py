@@ -187,6 +187,11 @@ class AgentEars:
         with turn.lock:
             return sorted(turn.words, key=lambda w: w.start)
 
+    def word_count(self) -> int:
+        """How many words of the current turn have come back (cheap: no copy, no sort)."""
+        turn = self._turn
+        return len(turn.words) if turn is not None else 0
+
     def words_per_s(self) -> float:
         if self._words_total >= 10 and self._speech_total_s > 1.0:
             return self._words_total / self._speech_total_s

@@ -295,7 +295,8 @@ class RemoteCallLoop(LoopCommands):
         speaking = self.detector.in_speech
         if self._turn is not None:
             self.ears.push(agent, speaking=speaking, frame_s=frame_s)
-            self._report_words(self._turn, self.ears.words())
+            if self.ears.word_count() > self._turn.words_reported:  # a segment came back
+                self._report_words(self._turn, self.ears.words())
             if speaking and caller_was_active:
                 self._turn.talk_over_s += frame_s
         elif not speaking:
