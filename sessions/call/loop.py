@@ -35,7 +35,7 @@ from sessions.call.commands import (
     SubmitText,
 )
 from sessions.call.config import CallConfig
-from sessions.call.loop_base import Listener, LoopCommands
+from sessions.call.loop_base import Listener, LoopCommands, mic_user_turn
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
 from sessions.call.users import UserProvider
 from sessions.call.voice import TextVoice, Voice, VoiceTrack
@@ -798,21 +798,7 @@ class CallLoop(LoopCommands):
         index = self._user_turns
         self._user_turns += 1
         self._user_busy_until = max(self._user_busy_until, end)
-        self.emit(
-            UserTurn(
-                t=round(start, 6),
-                turn=index,
-                source="mic",
-                original=text,
-                rendered=text,
-                alpha=0.0,
-                end_t=round(end, 4),
-                words=[
-                    WordTiming(word=w, start=round(a, 4), end=round(b, 4))
-                    for w, a, b in command.words
-                ],
-            )
-        )
+        self.emit(mic_user_turn(command, index, text, start, end))
         message = Message("user", text)
         if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
             # An agent that does not yield is still talking: the words follow its turn.

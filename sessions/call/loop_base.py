@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable
 
 from controls.tendencies import Tendencies
-from sessions.call.commands import Command
+from sessions.call.commands import CallerUtterance, Command
 from sessions.call.config import CallConfig
 from sessions.clock import Clock
-from sessions.log.models import DialsChanged, Event, TendencyValues
+from sessions.log.models import DialsChanged, Event, TendencyValues, UserTurn, WordTiming
 
 Listener = Callable[[Event], None]
 
@@ -132,3 +132,20 @@ class LoopCommands:
             d.beta if self.auto_interrupt else 0.0,
             d.gamma if self.auto_backchannel else 0.0,
         )
+
+
+def mic_user_turn(
+    command: CallerUtterance, index: int, text: str, start: float, end: float
+) -> UserTurn:
+    """The log's caller turn for what the tester said into the microphone (no α: their
+    own words are what they said)."""
+    return UserTurn(
+        t=round(start, 6),
+        turn=index,
+        source="mic",
+        original=text,
+        rendered=text,
+        alpha=0.0,
+        end_t=round(end, 4),
+        words=[WordTiming(word=w, start=round(a, 4), end=round(b, 4)) for w, a, b in command.words],
+    )

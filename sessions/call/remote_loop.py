@@ -49,7 +49,7 @@ from sessions.call.commands import (
     SubmitText,
 )
 from sessions.call.config import CallConfig
-from sessions.call.loop_base import Listener, LoopCommands
+from sessions.call.loop_base import Listener, LoopCommands, mic_user_turn
 
 if TYPE_CHECKING:
     from sessions.call.line_monitor import LineMonitor
@@ -752,21 +752,7 @@ class RemoteCallLoop(LoopCommands):
         index = self._user_turns
         self._user_turns += 1
         self._last_caller_end = round(end, 6)
-        self.emit(
-            UserTurn(
-                t=round(start, 6),
-                turn=index,
-                source="mic",
-                original=text,
-                rendered=text,
-                alpha=0.0,
-                end_t=round(end, 4),
-                words=[
-                    WordTiming(word=w, start=round(a, 4), end=round(b, 4))
-                    for w, a, b in command.words
-                ],
-            )
-        )
+        self.emit(mic_user_turn(command, index, text, start, end))
         self.history.append(Message("user", text))
 
     def _caller_finished(self, utt: Utterance, t: float) -> None:
