@@ -346,11 +346,8 @@ def _uses_llm(options: CallOptions) -> bool:
     )
 
 
-def build_loop(
-    options: CallOptions, scenario: Scenario, *, virtual: bool, voice: Voice | None = None
-) -> tuple[CallLoop, AgentInfo, UserSimulator | None]:
-    """A call loop for a tester typing (or speaking) to the agent under test."""
-    config = CallConfig(
+def _call_config(options: CallOptions, scenario: Scenario) -> CallConfig:
+    return CallConfig(
         scenario=scenario,
         tendencies=options.tendencies,
         seed=options.seed,
@@ -358,6 +355,21 @@ def build_loop(
         auto_interrupt=options.auto_interrupt,
         auto_backchannel=options.auto_backchannel,
     )
+
+
+def _simulator(llm: LLMConfig, scenario: Scenario) -> UserSimulator:
+    """The LLM user simulator behind F9 (and the caller of an LLM agent)."""
+    from sessions.llm_client import LLMClient
+    from sessions.simulator import UserSimulator
+
+    return UserSimulator.from_scenario(LLMClient(llm), scenario.user)
+
+
+def build_loop(
+    options: CallOptions, scenario: Scenario, *, virtual: bool, voice: Voice | None = None
+) -> tuple[CallLoop, AgentInfo, UserSimulator | None]:
+    """A call loop for a tester typing (or speaking) to the agent under test."""
+    config = _call_config(options, scenario)
     llm = _llm_config(options) if _uses_llm(options) else None
     if llm is not None:
         llm.resolved_key()  # no key and no local endpoint: say so before the call starts
@@ -366,10 +378,7 @@ def build_loop(
     shadow = build_policy(options.shadow, llm=llm, seed=options.seed, shadow=True)
     simulator = None
     if llm is not None and (options.simulator or options.agent == "openai"):
-        from sessions.llm_client import LLMClient
-        from sessions.simulator import UserSimulator
-
-        simulator = UserSimulator.from_scenario(LLMClient(llm), scenario.user)
+        simulator = _simulator(llm, scenario)
     loop = CallLoop(
         config, agent, user=None, policy=policy, shadow=shadow, virtual=virtual, voice=voice
     )
@@ -427,42 +436,27 @@ def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool
     """A call to a black-box agent: check the local parts, dial, then start the log."""
     from sessions.call.recording import CallRecording, recording_path
     from sessions.call.remote_setup import RemoteSpec, build_remote_loop
-    from sessions.settings import Settings
 
-    settings = Settings()
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     instructions = scenario.agent.system_prompt or None
     if options.agent_prompt is not None:
         from sessions.safe_files import read_text
 
         instructions = read_text(options.agent_prompt)  # a FileError is one CLI line
-    spec = RemoteSpec(
-        agent=options.agent,
-        base_url=options.base_url or settings.openai_base_url,
+    spec = RemoteSpec.from_settings(
+        options.agent,
+        base_url=options.base_url,
         model=options.model,
-        api_key=key,
         instructions=instructions,
         stt=options.stt,
         vad=options.vad,
         words_per_minute=round(options.words_per_minute),
-        cache_dir=settings.cache_dir,
     )
-    config = CallConfig(
-        scenario=scenario,
-        tendencies=options.tendencies,
-        seed=options.seed,
-        style=SpeakingStyle(words_per_minute=options.words_per_minute),
-        auto_interrupt=options.auto_interrupt,
-        auto_backchannel=options.auto_backchannel,
-    )
+    config = _call_config(options, scenario)
     simulator = None
     if options.simulator:
-        from sessions.llm_client import LLMClient
-        from sessions.simulator import UserSimulator
-
         llm = _llm_config(options)
         llm.resolved_key()  # no key and no local endpoint: say so before dialling
-        simulator = UserSimulator.from_scenario(LLMClient(llm), scenario.user)
+        simulator = _simulator(llm, scenario)
     loop = build_remote_loop(spec, config, virtual=virtual)
     recorder = None
     try:

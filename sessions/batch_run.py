@@ -326,17 +326,8 @@ LINE_CALL_SECONDS = 120.0
 
 def _remote_spec(options: RunOptions) -> RemoteSpec:
     from sessions.call.remote_setup import RemoteSpec
-    from sessions.settings import Settings
 
-    settings = Settings()
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-    return RemoteSpec(
-        agent=options.agent,
-        base_url=options.base_url or settings.openai_base_url,
-        model=options.model,
-        api_key=key,
-        cache_dir=settings.cache_dir,
-    )
+    return RemoteSpec.from_settings(options.agent, base_url=options.base_url, model=options.model)
 
 
 def _run_on_line(
