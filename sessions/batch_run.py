@@ -334,7 +334,8 @@ def _run_on_line(
     spec: CallSpec,
     scenario: Scenario,
     options: RunOptions,
-    listener: Callable[[Event], None],
+    caller: _Caller,
+    listeners: list[Callable[[Event], None]],
     wav: Path,
 ) -> None:
     """One call to a black-box agent, in real time, ending when the caller hangs up."""
@@ -344,17 +345,12 @@ def _run_on_line(
     remote = _remote_spec(options)
     if scenario.agent.system_prompt:
         remote = dataclasses.replace(remote, instructions=scenario.agent.system_prompt)
-    caller = _make_user(scenario, spec, options)
     source = "simulator" if options.user == "llm" else "scenario"
-    try:
-        loop = build_remote_loop(
-            remote, config, recording_path=wav, user=caller.user, user_source=source
-        )
-        loop.listeners.append(listener)
-        loop.run_for(options.max_seconds or LINE_CALL_SECONDS)
-    finally:
-        with contextlib.suppress(Exception):
-            caller.close()
+    loop = build_remote_loop(
+        remote, config, recording_path=wav, user=caller.user, user_source=source
+    )
+    loop.listeners.extend(listeners)
+    loop.run_for(options.max_seconds or LINE_CALL_SECONDS)
 
 
 def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: Path) -> CallOutcome:
@@ -455,13 +451,13 @@ def _run_line_call(
     config = call_config(spec, scenario)
     counted = CallTally()
     recorder: Recorder | None = None
+    caller: _Caller | None = None
     crash: str | None = None
     try:
         info = agent_info(scenario, options)
-        header = _header(spec, config, info, options, _make_user(scenario, spec, options))
-        recorder = Recorder(part, header)
-        tally_and_log = _Both(recorder, counted)
-        _run_on_line(spec, scenario, options, tally_and_log, wav_part)
+        caller = _make_user(scenario, spec, options)
+        recorder = Recorder(part, _header(spec, config, info, options, caller))
+        _run_on_line(spec, scenario, options, caller, [recorder, counted.add], wav_part)
     except Exception as exc:
         crash = f"{type(exc).__name__}: {exc}"
     except BaseException:
@@ -473,19 +469,10 @@ def _run_line_call(
     finally:
         if recorder is not None:
             recorder.close()
+        if caller is not None:
+            with contextlib.suppress(Exception):
+                caller.close()
     return _file(spec, out_dir, part, wav_part, recorder, counted, crash)
-
-
-@dataclasses.dataclass
-class _Both:
-    """One listener that logs an event and counts it."""
-
-    recorder: Recorder
-    tally: CallTally
-
-    def __call__(self, event: Event) -> None:
-        self.recorder(event)
-        self.tally.add(event)
 
 
 # ---- the batch --------------------------------------------------------------------
