@@ -237,15 +237,8 @@ class CallLoop(LoopCommands):
         elif isinstance(command, BackchannelNow):
             if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
                 self._backchannel(t, trigger="manual", token=command.token)
-        elif isinstance(command, SetTendencies):
-            self.tendencies = command.tendencies
-            self._log_dials(t)
-        elif isinstance(command, SetAutos):
-            if command.interrupt is not None:
-                self.auto_interrupt = command.interrupt
-            if command.backchannel is not None:
-                self.auto_backchannel = command.backchannel
-            self._log_dials(t)
+        elif isinstance(command, SetTendencies | SetAutos):
+            self._set_dials(command, t)
         elif isinstance(command, EndCall):
             self._end(command.reason)
 

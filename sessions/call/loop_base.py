@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from controls.tendencies import Tendencies
-from sessions.call.commands import CallerUtterance, Command
+from sessions.call.commands import CallerUtterance, Command, SetAutos, SetTendencies
 from sessions.call.config import CallConfig
 from sessions.clock import Clock
 from sessions.log.models import DialsChanged, Event, TendencyValues, UserTurn, WordTiming
@@ -113,6 +113,17 @@ class LoopCommands:
             except queue.Empty:
                 return
             self._apply(command, t)
+
+    def _set_dials(self, command: SetTendencies | SetAutos, t: float) -> None:
+        """The tester moved a dial or switched an auto: apply it and log it."""
+        if isinstance(command, SetTendencies):
+            self.tendencies = command.tendencies
+        else:
+            if command.interrupt is not None:
+                self.auto_interrupt = command.interrupt
+            if command.backchannel is not None:
+                self.auto_backchannel = command.backchannel
+        self._log_dials(t)
 
     def _log_dials(self, t: float) -> None:
         d = self.tendencies

@@ -327,15 +327,8 @@ class RemoteCallLoop(LoopCommands):
         elif isinstance(command, BackchannelNow):
             if self._turn is not None:
                 self._backchannel(t, trigger="manual", token=command.token)
-        elif isinstance(command, SetTendencies):
-            self.tendencies = command.tendencies
-            self._log_dials(t)
-        elif isinstance(command, SetAutos):
-            if command.interrupt is not None:
-                self.auto_interrupt = command.interrupt
-            if command.backchannel is not None:
-                self.auto_backchannel = command.backchannel
-            self._log_dials(t)
+        elif isinstance(command, SetTendencies | SetAutos):
+            self._set_dials(command, t)
         elif isinstance(command, CallerSpeechStart):
             if self._mic_open is None:
                 self._mic_open = min(command.at, t)
@@ -667,22 +660,7 @@ class RemoteCallLoop(LoopCommands):
         self._user_turns += 1
         turn = self._turn
         if p.kind == "interruption" and turn is not None:
-            turn.interrupted = True
-            turn.cut_t = onset
-            heard, estimated = self.ears.heard_by(onset)
-            self.emit(
-                Interruption(
-                    t=onset,
-                    turn=turn.index,
-                    trigger=p.trigger,
-                    cut_t=onset,
-                    cut_word=len(heard) + estimated,
-                    text=p.original,
-                    decided_t=round(p.decided_t, 6),
-                    reaction_s=round(onset - p.decided_t, 4),
-                )
-            )
-            self._watch(turn, "interruption", onset, self.remote.interruption_window_s)
+            self._barge_in(turn, onset, p.trigger, p.original, p.decided_t)
         self.emit(
             UserTurn(
                 t=onset,
@@ -722,7 +700,13 @@ class RemoteCallLoop(LoopCommands):
         self._mic_cut = False
         if turn is None:
             return
-        onset = round(onset, 6)
+        self._barge_in(turn, round(onset, 6), "manual", "", self._mic_open, source="mic")
+
+    def _barge_in(
+        self, turn: _Turn, onset: float, trigger: str, text: str, decided_t: float, **extra: str
+    ) -> None:
+        """The caller's sound is on the line over the agent (from ``onset``): log the
+        interruption and watch whether the agent yields."""
         turn.interrupted = True
         turn.cut_t = onset
         heard, estimated = self.ears.heard_by(onset)
@@ -730,13 +714,13 @@ class RemoteCallLoop(LoopCommands):
             Interruption(
                 t=onset,
                 turn=turn.index,
-                trigger="manual",
+                trigger=trigger,
                 cut_t=onset,
                 cut_word=len(heard) + estimated,
-                text="",
-                source="mic",
-                decided_t=round(self._mic_open, 6),
-                reaction_s=round(onset - self._mic_open, 4),
+                text=text,
+                decided_t=round(decided_t, 6),
+                reaction_s=round(onset - decided_t, 4),
+                **extra,
             )
         )
         self._watch(turn, "interruption", onset, self.remote.interruption_window_s)
