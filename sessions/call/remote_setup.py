@@ -21,6 +21,7 @@ from sessions.call.remote_loop import RemoteCallLoop, RemoteConfig
 from sessions.call.users import UserProvider
 from sessions.lines.base import Line
 from sessions.lines.factory import LineSpec, open_line, parse_line_agent
+from sessions.lines.urls import public_url
 from sessions.log.models import AgentInfo, SpeechInfo
 
 
@@ -62,7 +63,7 @@ class RemoteSpec:
     def agent_info(self, name: str) -> AgentInfo:
         spec = self.line
         if spec.kind == "twilio":
-            return AgentInfo(kind="twilio", name=name, base_url=_public(spec.url or ""))
+            return AgentInfo(kind="twilio", name=name, base_url=public_url(spec.url or ""))
         return AgentInfo(kind="realtime", name=name, model=self.model, base_url=self.base_url)
 
     def speech_info(self) -> SpeechInfo:
@@ -73,16 +74,6 @@ class RemoteSpec:
             vad=self.vad,
             words_per_minute=self.words_per_minute,
         )
-
-
-def _public(url: str) -> str:
-    """A URL without userinfo or query (tokens live there)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 @dataclass

@@ -35,7 +35,7 @@ import time
 import uuid
 from collections import deque
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 import websockets
@@ -51,6 +51,7 @@ from sessions.lines.base import (
     PlayoutBuffer,
 )
 from sessions.lines.codec import StreamResampler, decode_ulaw, encode_ulaw
+from sessions.lines.urls import redact_url
 
 TWILIO_RATE = 8000
 CHUNK_BYTES = 160
@@ -60,21 +61,6 @@ AUDIO_FORMAT = "audio/x-mulaw;rate=8000"
 MEDIA_FORMAT = {"encoding": "audio/x-mulaw", "sampleRate": TWILIO_RATE, "channels": 1}
 _ERRORS_PER_KIND = 3
 """How many ERROR notices of one kind are shown before the rest are only counted."""
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user info, and with every query value replaced by ``***``."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ":" + parts.netloc.rpartition(":")[2]
-    keys = [quote(k, safe="") for k, _ in parse_qsl(parts.query, keep_blank_values=True)]
-    query = "&".join(f"{k}=***" for k in keys)
-    return urlunsplit((parts.scheme, host + port, parts.path, query, ""))
 
 
 def _secrets_of(url: str) -> list[str]:
