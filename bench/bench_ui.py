@@ -32,7 +32,7 @@ async def _lags(
     """Tick lags (s) over ``seconds`` of a call, and how many events the call emitted."""
     from controls.tendencies import Tendencies
     from cutin_tui.app import CutinApp
-    from cutin_tui.call_driver import CallOptions, open_call
+    from cutin_tui.call_setup import CallOptions, open_call
     from cutin_tui.screens.call import CallScreen
     from sessions.call import EndCall
 

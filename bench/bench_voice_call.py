@@ -39,7 +39,7 @@ ROW = {
 
 
 def backchannel_in_a_call(tmp: Path) -> dict[str, str]:
-    from cutin_tui.call_driver import CallOptions, open_call
+    from cutin_tui.call_setup import CallOptions, open_call
     from sessions.call import SubmitText
     from sessions.speech.audio import Recorder, join_blocks
     from tests.voice_call.helpers import Events, read_two_channels, scenario_file
@@ -90,7 +90,7 @@ UI_TICK_S = 0.010
 
 async def _ui_lags(tmp: Path) -> tuple[list[float], int]:
     from cutin_tui.app import CutinApp
-    from cutin_tui.call_driver import CallOptions, open_call
+    from cutin_tui.call_setup import CallOptions, open_call
     from cutin_tui.screens.call import CallScreen
 
     options = CallOptions(

@@ -36,7 +36,7 @@ ROW = {
 
 
 def mic_barge_in(tmp: Path, env: dict[str, str], pactl: Callable[..., str]) -> dict[str, str]:
-    from cutin_tui.call_driver import CallOptions, open_call
+    from cutin_tui.call_setup import CallOptions, open_call
     from sessions.speech.tts import EspeakTts
     from sessions.speech.wav import write_wav
     from tests.voice_call.helpers import Events, read_two_channels, scenario_file

@@ -10,7 +10,8 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
-from cutin_tui.call_driver import CallDriver, CallOptions, open_call
+from cutin_tui.call_driver import CallDriver
+from cutin_tui.call_setup import CallOptions, open_call
 from cutin_tui.home import HomeScreen
 
 

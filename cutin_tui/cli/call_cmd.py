@@ -298,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     from cutin_tui.app import CutinApp
-    from cutin_tui.call_driver import CallOptions, open_call
+    from cutin_tui.call_setup import CallOptions, open_call
     from sessions.lines.factory import is_line_agent
     from sessions.settings import Settings
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from controls import Tendencies
-from cutin_tui.call_driver import CallOptions, VirtualDriver, open_call
+from cutin_tui.call_driver import VirtualDriver
+from cutin_tui.call_setup import CallOptions, open_call
 from sessions.agents.openai_agent import OpenAIAgent
 from sessions.call import CallConfig, CallLoop, ScriptedUser
 from sessions.llm_client import LLMClient, LLMConfig

@@ -8,7 +8,8 @@ from textual.pilot import Pilot
 
 from controls.tendencies import Tendencies
 from cutin_tui.app import CutinApp
-from cutin_tui.call_driver import CallOptions, VirtualDriver, open_call
+from cutin_tui.call_driver import VirtualDriver
+from cutin_tui.call_setup import CallOptions, open_call
 from cutin_tui.screens.call import CallScreen
 
 SIZE = (120, 40)

@@ -8,7 +8,7 @@ from textual.app import App
 from textual.widgets import OptionList
 
 from cutin_tui.app import CutinApp
-from cutin_tui.call_driver import CallOptions
+from cutin_tui.call_setup import CallOptions
 from cutin_tui.home import HOME_ENTRIES, HomeEntry, HomeScreen, register_home_entry
 from cutin_tui.screens.call import CallScreen
 from sessions.log import AgentTurnStart, EndEvent, read_session

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from controls import Tendencies
-from cutin_tui.call_driver import CallDriver, CallOptions, open_call
+from cutin_tui.call_driver import CallDriver
+from cutin_tui.call_setup import CallOptions, open_call
 from sessions.call import SubmitText
 from sessions.speech.tts import EspeakTts
 from sessions.speech.wav import write_wav

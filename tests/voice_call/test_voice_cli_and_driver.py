@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from controls import Tendencies
-from cutin_tui.call_driver import CallOptions, VirtualDriver, open_call
+from cutin_tui.call_driver import VirtualDriver
+from cutin_tui.call_setup import CallOptions, open_call
 from cutin_tui.cli import main
 from sessions.call import SubmitText
 from sessions.log import read_session
