@@ -20,8 +20,9 @@ from textual.worker import Worker, WorkerState
 
 from controls.tendencies import Tendencies
 from cutin_tui.call_driver import CallDriver
-from cutin_tui.call_view import CallView, LineView, parse_audio_format, realized_by_dial
+from cutin_tui.call_view import CallView, realized_by_dial
 from cutin_tui.commands import PaletteEntry, ScreenActions
+from cutin_tui.line_view import LineView, parse_audio_format
 from cutin_tui.timeline_layout import LINE_LEGEND
 from cutin_tui.widgets import (
     CountersPanel,
