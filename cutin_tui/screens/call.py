@@ -191,8 +191,9 @@ class CallScreen(Screen[None]):
             self.query_one(DecisionLine).show(view.decision)
             self.query_one(CountersPanel).show(view.counts)
             self._toast_line_errors(events)
-        self._follow_line_state()
-        self.query_one(LineStatus).show(view.line)
+        if view.line is not None and (events or view.ended is not None):
+            self._follow_line_state()
+            self.query_one(LineStatus).show(view.line)
         self.query_one(TimelineStrip).show(view.timeline, now, changed=bool(events))
         self._redraw_dials(now)
         if view.ended is not None and not self._ended_shown:
