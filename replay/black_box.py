@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from replay.model import InlineEvent, Turn
+from sessions.lines.factory import LINE_KINDS
 
 STOP = "■stop"
 TALKED_ON = "▶talked-on"
@@ -91,9 +92,6 @@ def short_outcome(after: str, yielded: bool, latency_s: float | None, window_s: 
     if yielded:
         return f"it stopped {latency}".rstrip()
     return f"it talked on (> {window_s:.1f} s)"
-
-
-LINE_KINDS = frozenset({"twilio", "realtime"})
 
 
 def line_agent(header: dict[str, object]) -> str | None:

@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from sessions.lines.base import Line, LineError
 
-LINE_KINDS = ("twilio", "realtime")
+LINE_KINDS = frozenset({"twilio", "realtime"})
+"""The header's ``agent.kind`` of a call to a black-box agent (one per transport)."""
 
 
 @dataclass(frozen=True)
