@@ -96,3 +96,31 @@ def test_the_header_names_the_line_not_a_secret(tmp_path: Path) -> None:
     assert info.kind == "twilio"
     assert info.base_url == "wss://example.invalid:443/media"
     assert isinstance(spec.speech_info(), SpeechInfo)
+
+
+def test_simulate_and_audit_a_batch_against_the_bot(tmp_path: Path) -> None:
+    """`cutin simulate --agent twilio:...` files real-time calls like any batch; a second
+    run skips them; `cutin audit` reports the agent under test."""
+    import json
+    import os
+
+    from tests.support.cli import run_cutin
+
+    out = tmp_path / "batch"
+    env = {**os.environ, "CUTIN_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["simulate", "--scenario", "retail-order-change", "--beta", "1", "--gamma", "0",
+            "--runs", "1", "--max-seconds", "30", "--out", str(out)]  # fmt: skip
+    with running_bot() as bot:
+        first = run_cutin(*args, "--agent", f"twilio:{bot.url}", env=env, timeout=180)
+        assert first.returncode == 0, first.stderr
+        again = run_cutin(*args, "--agent", f"twilio:{bot.url}", env=env, timeout=180)
+    assert again.returncode == 0 and "1 skipped" in again.stderr, again.stderr
+    (log,) = out.glob("*.jsonl")
+    assert log.with_suffix(".wav").stat().st_size > 44
+    session = read_session(log)
+    assert session.header.agent.kind == "twilio"
+    assert [e for e in session.events if e.type == "agent_yield"]
+    audit = run_cutin("audit", str(out), "--by", "beta", "--json", env=env)
+    assert audit.returncode == 0, audit.stderr
+    rows = json.loads(audit.stdout)["agent_under_test"]
+    assert rows and rows[0]["yield_total"] >= 1
