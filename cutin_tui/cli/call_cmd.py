@@ -57,22 +57,60 @@ def _wpm(value: str) -> float:
     return wpm
 
 
+AGENT_FORMS = "scripted, openai, realtime or twilio:ws://HOST:PORT/PATH (or twilio:wss://)"
+"""The ``--agent`` values, as said in every refusal."""
+
+
 def agent_choice(value: str) -> str:
-    """``--agent``: scripted | openai | realtime | twilio:ws(s)://HOST:PORT/PATH."""
+    """``--agent``: scripted | openai | realtime | twilio:ws(s)://HOST:PORT/PATH.
+
+    Every refusal (argparse prefixes "argument --agent:") says what is wrong and the
+    accepted forms; argparse itself would turn a ValueError (urlsplit on
+    ``ws://[::1``) into "invalid agent_choice value"."""
     from sessions.lines.base import LineError
     from sessions.lines.factory import is_line_agent, parse_line_agent
 
     if value in ("scripted", "openai"):
         return value
+    if value.startswith(("ws://", "wss://")):
+        # A bare URL does not say which protocol is spoken on it (Twilio Media
+        # Streams is one of several), so it is not guessed.
+        raise argparse.ArgumentTypeError(
+            f"{value!r} does not say which protocol the agent speaks (for Twilio Media "
+            f"Streams: twilio:{value}); use {AGENT_FORMS}"
+        )
     if is_line_agent(value):
         try:
             parse_line_agent(value)
         except LineError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+            reason = str(exc).removeprefix(f"--agent {value!r}: ")
+            raise argparse.ArgumentTypeError(f"{value!r}: {reason}") from None
+        except ValueError:  # urlsplit: an unclosed IPv6 bracket and the like
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not a valid WebSocket URL; use {AGENT_FORMS}"
+            ) from None
         return value
-    raise argparse.ArgumentTypeError(
-        f"unknown agent {value!r}: choose scripted, openai, realtime or twilio:ws://HOST:PORT/PATH"
-    )
+    raise argparse.ArgumentTypeError(f"unknown agent {value!r}; use {AGENT_FORMS}")
+
+
+def check_agent_key(args: argparse.Namespace) -> None:
+    """``--agent realtime`` needs an API key unless ``--base-url`` (or the settings'
+    endpoint) names a local server: refused before anything is dialled or run, the
+    same rule as the LLM endpoint's (:meth:`LLMConfig.resolved_key`)."""
+    if args.agent != "realtime":
+        return
+    from cutin_tui.cli import CliError
+    from sessions.llm_client import LLMConfig, LLMError
+    from sessions.settings import load_settings
+
+    config = LLMConfig.from_settings(load_settings(), base_url=args.base_url)
+    try:
+        config.resolved_key()
+    except LLMError:
+        raise CliError(
+            "--agent realtime needs an API key: set OPENAI_API_KEY, or give --base-url "
+            "for a local server"
+        ) from None
 
 
 def _check_line_agent(args: argparse.Namespace) -> None:
@@ -306,6 +344,7 @@ def run(args: argparse.Namespace) -> int:
     sessions_dir: Path = args.sessions_dir or settings.sessions_dir
     on_line = is_line_agent(args.agent)
     _check_line_agent(args)
+    check_agent_key(args)
     if not on_line:
         _check_voice(args)
     stt = args.stt or settings.stt_model

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import tendency_list
-from cutin_tui.cli.call_cmd import agent_choice
+from cutin_tui.cli.call_cmd import agent_choice, check_agent_key
 
 if TYPE_CHECKING:
     from sessions.batch import CallSpec, ConditionSummary
@@ -307,6 +307,7 @@ def run(args: argparse.Namespace) -> int:
 
     _check_available(args)
     options = _options(args)
+    check_agent_key(args)  # else every call of the batch fails on the missing key
     if _uses_llm(args):
         options = _with_model(options, _check_llm(args))
     settings = load_settings()
