@@ -39,6 +39,19 @@ def backchannel_spacing_words(gamma: float) -> float:
 
 
 @dataclass(frozen=True, slots=True)
+class RuleParams:
+    """Thresholds that replace the paper's for one dial setting (``--adapt``).
+
+    :func:`decide` without them uses the paper's constants (the default, unchanged);
+    :mod:`controls.adapt` picks them so that a dial means the same on any agent."""
+
+    interrupt_patience_s: float
+    interrupt_min_words: int
+    backchannel_first_words: int
+    backchannel_spacing_words: float
+
+
+@dataclass(frozen=True, slots=True)
 class Situation:
     """What the rule may look at, at the moment of a short pause."""
 
@@ -109,12 +122,24 @@ class Decision:
         return " | ".join(parts)
 
 
-def decide(situation: Situation, tendencies: Tendencies) -> Decision:
-    """Apply the short-pause rule. Pure: same inputs, same decision."""
+def decide(
+    situation: Situation, tendencies: Tendencies, params: RuleParams | None = None
+) -> Decision:
+    """Apply the short-pause rule. Pure: same inputs, same decision. ``params``
+    (calibrated thresholds) replace the paper's constants; the dials still gate."""
     beta, gamma = tendencies.beta, tendencies.gamma
     s = situation
     asking = question_or_request(s.agent_text)
-    patience = interruption_patience_seconds(beta)
+    if params is None:
+        patience = interruption_patience_seconds(beta)
+        min_words = INTERRUPT_MIN_WORDS
+        first_words: float = BACKCHANNEL_FIRST_WORDS
+        spacing = backchannel_spacing_words(gamma)
+    else:
+        patience = params.interrupt_patience_s
+        min_words = params.interrupt_min_words
+        first_words = params.backchannel_first_words
+        spacing = params.backchannel_spacing_words
     i_checks = (
         Check("interrupt", "enabled", beta > 0, beta, "β > 0"),
         Check(
@@ -134,16 +159,16 @@ def decide(situation: Situation, tendencies: Tendencies) -> Decision:
         Check(
             "interrupt",
             "words",
-            s.agent_words >= INTERRUPT_MIN_WORDS,
+            s.agent_words >= min_words,
             s.agent_words,
-            f"≥ {INTERRUPT_MIN_WORDS}",
+            f"≥ {min_words}",
         ),
         Check("interrupt", "not_question", not asking, asking, "no question/request"),
     )
     if s.backchannels_this_turn == 0:
-        needed_words: float = BACKCHANNEL_FIRST_WORDS
+        needed_words = first_words
     else:
-        needed_words = s.words_at_last_backchannel + backchannel_spacing_words(gamma)
+        needed_words = s.words_at_last_backchannel + spacing
     b_checks = (
         Check("backchannel", "enabled", gamma > 0, gamma, "γ > 0"),
         Check(
