@@ -6,8 +6,12 @@ retries are switched off (``max_retries=0``) and done here instead, so every ret
 counted and visible: timeouts, connection errors and HTTP 408/409/429/5xx are retried
 with exponential backoff (a server's ``Retry-After`` is honoured, capped), at most
 ``max_retries`` times; then :class:`LLMError` is raised. A stream is retried only before
-its first chunk: once text has been spoken it cannot be taken back. Error messages
-never contain the API key.
+its first chunk: once text has been spoken it cannot be taken back.
+
+The endpoint may carry user info and a query (``http://u:pw@host/v1?api_key=K``): the
+query is sent with every request (``default_query``), as gateways expect. Error
+messages name the endpoint only as :func:`sessions.redact.redact_url` gives it, and
+are scrubbed of the API key, the user info and the query values.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from sessions.redact import Redactor, redact_url
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -221,9 +228,11 @@ class LLMClient:
             if self._client is None:
                 import openai  # heavy: only when a call is made
 
+                base_url, query = split_query(self.config.base_url)
                 self._client = openai.OpenAI(
                     api_key=self.config.resolved_key(),
-                    base_url=self.config.base_url,
+                    base_url=base_url,
+                    default_query=query or None,
                     max_retries=0,
                     timeout=self.config.retry.timeout_s,
                 )
@@ -320,7 +329,7 @@ class LLMClient:
         return isinstance(exc, openai.APIConnectionError), None
 
     def _where(self) -> str:
-        base = self.config.base_url or "api.openai.com"
+        base = redact_url(self.config.base_url) if self.config.base_url else "api.openai.com"
         return f"{self.config.model} at {base}"
 
     def _error(self, exc: Exception, stats: CallStats, *, mid_stream: bool = False) -> LLMError:
@@ -349,8 +358,23 @@ class LLMClient:
         return LLMError(message, kind=kind, attempts=stats.attempts, status=status)
 
     def _redact(self, text: str) -> str:
-        key = self.config.api_key
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        # A server's error body or the client's own message may echo the URL or a header.
+        return Redactor(secrets=[self.config.api_key], urls=[self.config.base_url])(text)
+
+
+def split_query(base_url: str | None) -> tuple[str | None, dict[str, str]]:
+    """``base_url`` without its query, and the query as parameters for every request.
+
+    The ``openai`` client appends the route to the base URL as a string, so a query left
+    in it would end up before ``/chat/completions``."""
+    if not base_url or "?" not in base_url:
+        return base_url, {}
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:  # left for the client to reject, with its own (scrubbed) message
+        return base_url, {}
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment)), query
 
 
 def _status_message(exc: Any) -> str:

@@ -21,8 +21,8 @@ from sessions.call.remote_loop import RemoteCallLoop, RemoteConfig
 from sessions.call.users import UserProvider
 from sessions.lines.base import Line
 from sessions.lines.factory import LineSpec, open_line, parse_line_agent
-from sessions.lines.urls import public_url
 from sessions.log.models import AgentInfo, SpeechInfo
+from sessions.redact import public_url
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from sessions.lines.base import (
     PlayoutBuffer,
 )
 from sessions.lines.codec import StreamResampler, decode_ulaw, encode_ulaw
-from sessions.lines.urls import redact_url
+from sessions.redact import redact_url
 
 TWILIO_RATE = 8000
 CHUNK_BYTES = 160

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from sessions.redact import public_url, redact_url
 
 SCHEMA_NAME = "cutin.session"
 SCHEMA_VERSION = 1
@@ -28,6 +30,19 @@ class AgentInfo(_Model):
     name: str = ""
     model: str | None = None
     base_url: str | None = None
+    """The endpoint as :func:`sessions.redact.public_url` gives it: scheme, host, port and
+    path only (no user info, query or fragment), however it was given."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _public(cls, value: str | None) -> str | None:
+        # Here rather than at each writer: no header, written or read back, holds a secret.
+        return public_url(value) if value else value
+
+    def model_post_init(self, context: Any, /) -> None:
+        for key, value in (self.__pydantic_extra__ or {}).items():
+            if isinstance(value, str) and "://" in value:
+                self.__pydantic_extra__[key] = redact_url(value)  # type: ignore[index]
 
 
 class SpeechInfo(_Model):
@@ -303,8 +318,10 @@ _KNOWN = TypeAdapter(KnownEvent)
 def parse_event(data: dict[str, Any]) -> Event:
     """Validate one event line's object. Raises pydantic's ValidationError. Strict:
     a known field of the wrong type (``true`` for a time, ``5`` for a text) is an
-    error, never silently coerced."""
-    if data.get("type") in KNOWN_TYPES:
+    error, never silently coerced. A ``type`` that is not a string (a list, an object)
+    is an error too: it is checked before it is looked up, since a list is unhashable."""
+    kind = data.get("type")
+    if isinstance(kind, str) and kind in KNOWN_TYPES:
         event: Event = _KNOWN.validate_python(data, strict=True)
         return event
     return UnknownEvent.model_validate(data, strict=True)

@@ -226,7 +226,7 @@ class OpenAIServer:
     # inspection ----------------------------------------------------------------
     def chat_requests(self) -> list[RecordedRequest]:
         with self._lock:
-            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+            return [r for r in self.requests if _route(r.path).endswith("/chat/completions")]
 
     def chat_bodies(self) -> list[Any]:
         """Bodies of every chat request, in arrival order."""
@@ -234,7 +234,7 @@ class OpenAIServer:
 
     def speech_requests(self) -> list[RecordedRequest]:
         with self._lock:
-            return [r for r in self.requests if r.path.endswith("/audio/speech")]
+            return [r for r in self.requests if _route(r.path).endswith("/audio/speech")]
 
     # used by the handler -------------------------------------------------------
     def _record(self, request: RecordedRequest) -> None:
@@ -250,6 +250,11 @@ class OpenAIServer:
     def _next_speech(self) -> SpeechResponse:
         with self._lock:
             return self._speech_queue.popleft() if self._speech_queue else self.default_speech
+
+
+def _route(path: str) -> str:
+    """The request path without its query (an endpoint may carry ``?api_key=``)."""
+    return path.partition("?")[0]
 
 
 def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
@@ -275,7 +280,7 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             self._record(None)
-            if self.path.rstrip("/").endswith("/models"):
+            if _route(self.path).rstrip("/").endswith("/models"):
                 self._json(
                     200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]}
                 )
@@ -291,9 +296,9 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 body = None
             request = self._record(body)
             try:
-                if self.path.endswith("/chat/completions"):
+                if _route(self.path).endswith("/chat/completions"):
                     self._chat(request, server._next_chat(request))
-                elif self.path.endswith("/audio/speech"):
+                elif _route(self.path).endswith("/audio/speech"):
                     self._speech(server._next_speech())
                 else:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
