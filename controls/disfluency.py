@@ -23,6 +23,10 @@ class InsertionKind(StrEnum):
     FILLER = "filler"
     REPETITION = "repetition"
     PAUSE = "pause"
+    # The human style's self-corrections (controls.disfluency_human): each is a run of
+    # inserted words (the reparandum) whose last token ends in "—", the interruption point.
+    REPAIR = "repair"
+    RESTART = "restart"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +38,30 @@ class DisfluencyProfile:
     p_filler: float = 0.5
     p_reps: float = 0.3
     fillers: tuple[str, ...] = ("um,", "uh,")
+    style: str = "paper"
+    """Which algorithm renders it: "paper" (this module) or "human" (disfluency_human)."""
 
 
 DEFAULT_PROFILE = DisfluencyProfile()
-PROFILES: dict[str, DisfluencyProfile] = {DEFAULT_PROFILE.name: DEFAULT_PROFILE}
+HUMAN_PROFILE = DisfluencyProfile(name="human", style="human")
+PROFILES: dict[str, DisfluencyProfile] = {
+    DEFAULT_PROFILE.name: DEFAULT_PROFILE,
+    HUMAN_PROFILE.name: HUMAN_PROFILE,
+}
+# The style registry: the name on the command line and in the session header -> the
+# profile a call carries. "paper" is the published rule, byte-exact.
+STYLES: dict[str, DisfluencyProfile] = {"paper": DEFAULT_PROFILE, "human": HUMAN_PROFILE}
+DEFAULT_STYLE = "paper"
+
+
+def profile_for_style(style: str | None) -> DisfluencyProfile:
+    """The profile of a style name (None = the paper's); an unknown name is an error."""
+    try:
+        return STYLES[style or DEFAULT_STYLE]
+    except KeyError:
+        raise ValueError(
+            f"unknown disfluency style {style!r}; one of {', '.join(STYLES)}"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +124,14 @@ def stem(word: str) -> str:
 def inject_disfluency(
     text: str, alpha: float, profile: DisfluencyProfile = DEFAULT_PROFILE
 ) -> DisfluencyResult:
-    """Insert fillers, repetitions and pauses into ``text`` at tendency ``alpha``."""
+    """Insert fillers, repetitions and pauses into ``text`` at tendency ``alpha``.
+
+    A profile of the "human" style is rendered by :mod:`controls.disfluency_human`
+    (seeded from the text alone, as here); every other profile runs the paper's rule."""
+    if profile.style == "human":
+        from controls.disfluency_human import inject_human
+
+        return inject_human(text, alpha)
     alpha = check_tendency("alpha", alpha)
     rng = random.Random(text)
     p = alpha * profile.max_prob_per_word

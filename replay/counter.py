@@ -74,6 +74,27 @@ is any token opening with ``###`` (a stem of one, "###STOP-", is a silent repeti
 
 **Turn-initial filler**: the first spoken token of the turn that is not a cut
 filler is a filler ("um, yes", "um- um, yes").
+
+**um / uh.** Each filler is an *um* (``u+h*m+``: um, umm, uhm) or an *uh* (``u+h+``);
+er and erm are neither.
+
+**Self-repairs and restarts.** An *interruption point* is a whitespace token that ends
+in a dash (``—``, ``―`` or ``--``) right after its letters ("the—"): the speaker broke
+off there. (A standalone "—" is a pause, not an interruption point.) Reading the
+non-filler sequence with repetition runs collapsed, let ``x`` be the word after the
+interruption point; the speaker *retraced* if ``x`` also opens the stretch before it:
+the nearest earlier word with ``x``'s key, at least two words back, in the same
+sentence and after any earlier interruption point. That stretch (the reparandum) is
+a **restart** when the words after the interruption say it again word for word and it
+is three words or more ("I need the— I need the blue one"), and a **repair** when they
+differ ("I want the— I need the blue one"). Without a retrace it is neither (a
+trailing-off "so—"). A word-for-word retrace of two words stays the two-word phrase
+repetition ("are you— are you") and a one-word one ("the— the") an adjacent
+repetition, as before; a repair's or restart's reparandum is left out of the phrase
+form. :func:`controls.disfluency_human.inject_human` writes exactly this
+shape, and ``count(rendered) - count(original)`` then also gains one repair or restart
+per self-correction in the insertion list; the paper's rule never writes a dash onto
+a word, so it leaves these counts alone.
 """
 
 from __future__ import annotations
@@ -93,6 +114,9 @@ CONTROL_TOKEN = re.compile(r"###([A-Z][A-Z_-]*)###")
 # A sentence ends at . ! ? (closing quotes/brackets may follow); "..." and "…" do not.
 _SENTENCE_END = re.compile(r"(?<![.\u2026])[.!?][\"'\u201d\u2019)\]]*$")
 _CUT_MARKS = ("-", "\u2010", "\u2011")
+_INTERRUPTION = re.compile(r"(?:[\u2014\u2015]|-{2,})$")
+_UM = re.compile(r"u+h*m+")
+_MAX_RETRACE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +129,10 @@ class TurnCounts:
     filler_separated: int = 0
     phrase: int = 0
     initial_filler: bool = False
+    repairs: int = 0
+    restarts: int = 0
+    um: int = 0
+    uh: int = 0
 
     @property
     def repetitions(self) -> int:
@@ -115,6 +143,17 @@ class TurnCounts:
     def combined(self) -> int:
         """Fillers plus repetitions (the paper's "Comb.")."""
         return self.fillers + self.repetitions
+
+    @property
+    def self_corrections(self) -> int:
+        """Repairs plus restarts."""
+        return self.repairs + self.restarts
+
+    @property
+    def disfluencies(self) -> int:
+        """Everything the counter hears as a disfluency: fillers, repetitions, repairs
+        and restarts."""
+        return self.combined + self.self_corrections
 
     @property
     def any(self) -> bool:
@@ -128,6 +167,10 @@ class TurnCounts:
             self.filler_separated - other.filler_separated,
             self.phrase - other.phrase,
             self.initial_filler and not other.initial_filler,
+            self.repairs - other.repairs,
+            self.restarts - other.restarts,
+            self.um - other.um,
+            self.uh - other.uh,
         )
 
     def as_dict(self) -> dict[str, int | bool]:
@@ -139,6 +182,10 @@ class TurnCounts:
             "filler_separated": self.filler_separated,
             "phrase": self.phrase,
             "initial_filler": self.initial_filler,
+            "repairs": self.repairs,
+            "restarts": self.restarts,
+            "um": self.um,
+            "uh": self.uh,
         }
 
 
@@ -195,6 +242,7 @@ def count(text: str) -> TurnCounts:
     groups = _groups(text)
     tokens: list[str] = []
     starts: list[bool] = []  # first spoken part of its whitespace token
+    broken: list[bool] = []  # last spoken part of a token ending in a dash ("the—")
     # A cut dashed word repeated whole ("to—wait- to—wait"): one repetition, and its
     # parts stay out of the sequence, as a one-word stem's would after joining.
     whole_stem: list[bool] = []
@@ -207,6 +255,8 @@ def count(text: str) -> TurnCounts:
         )
         tokens.extend(parts)
         starts.extend(k == 0 for k in range(len(parts)))
+        cut_off = _INTERRUPTION.search(raw) is not None
+        broken.extend(cut_off and k == len(parts) - 1 for k in range(len(parts)))
         whole_stem.extend([repeated] * len(parts))
     n = len(tokens)
     if n == 0:
@@ -223,6 +273,7 @@ def count(text: str) -> TurnCounts:
     adjacent = separated = 0
     collapsed: list[str] = []  # one key per run of repeats: what the phrase form reads
     in_sentence: list[int] = []  # the sentence each run is in (runs never cross one)
+    run_broken: list[bool] = []  # does the run end at an interruption point?
     sentence = 0
     prev_key, prev_cut, gap = "", False, False
     for i in range(n):
@@ -242,22 +293,30 @@ def count(text: str) -> TurnCounts:
             else:
                 adjacent += 1
             collapsed[-1] = key
+            run_broken[-1] = broken[i]
         else:
             collapsed.append(key)
             in_sentence.append(sentence)
+            run_broken.append(broken[i])
         prev_key, prev_cut, gap = key, cuts[i], False
         sentence += ends[i]
+    repairs, restarts, reparandum = _self_corrections(collapsed, in_sentence, run_broken)
+    keep = [k for k in range(len(collapsed)) if k not in reparandum]
+    seq = [collapsed[k] for k in keep]
+    seq_sentence = [in_sentence[k] for k in keep]
     phrase = 0
     j = 0
-    while j + 3 < len(collapsed):
-        a, b, c, d = collapsed[j : j + 4]
-        if a == c and b == d and a != b and in_sentence[j] == in_sentence[j + 3]:
+    while j + 3 < len(seq):
+        a, b, c, d = seq[j : j + 4]
+        if a == c and b == d and a != b and seq_sentence[j] == seq_sentence[j + 3]:
             phrase += 1
             j += 2
         else:
             j += 1
     first = next((i for i in range(n) if not (stutters[i] or whole_stem[i])), n)
     initial = first < n and fillers[first]
+    ums = sum(1 for i in range(n) if fillers[i] and _UM.fullmatch(keys[i]) is not None)
+    uhs = sum(1 for i in range(n) if fillers[i] and keys[i].startswith("u")) - ums
     return TurnCounts(
         words=n,
         fillers=sum(fillers),
@@ -265,7 +324,46 @@ def count(text: str) -> TurnCounts:
         filler_separated=separated,
         phrase=phrase,
         initial_filler=initial,
+        repairs=repairs,
+        restarts=restarts,
+        um=ums,
+        uh=uhs,
     )
+
+
+def _self_corrections(
+    collapsed: list[str], in_sentence: list[int], run_broken: list[bool]
+) -> tuple[int, int, set[int]]:
+    """Repairs, restarts and the reparandum positions in the collapsed sequence (see
+    the module docstring, "Self-repairs and restarts")."""
+    repairs = restarts = 0
+    reparandum: set[int] = set()
+    floor = 0  # a retrace never reaches back past an earlier interruption point
+    for j in range(len(collapsed) - 1):
+        if not run_broken[j] or in_sentence[j + 1] != in_sentence[j]:
+            continue
+        first = collapsed[j + 1]
+        start = None
+        for size in range(2, _MAX_RETRACE + 1):
+            s = j - size + 1
+            if s < floor or in_sentence[s] != in_sentence[j]:
+                break
+            if collapsed[s] == first:
+                start = s
+                break
+        floor = j + 1
+        if start is None:
+            continue
+        said = collapsed[start : j + 1]
+        again = collapsed[j + 1 : j + 1 + len(said)]
+        if said == again and len(said) == 2:
+            continue  # "are you— are you": the two-word phrase repetition form
+        if said == again:
+            restarts += 1
+        else:
+            repairs += 1
+        reparandum.update(range(start, j + 1))
+    return repairs, restarts, reparandum
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +376,8 @@ class InsertionCounts:
     silent_repetitions: int = 0
     """Repetitions of a word with no letter or digit: injected, but nothing is heard."""
     initial_fillers: int = 0
+    repairs: int = 0
+    restarts: int = 0
 
 
 class InsertionLike(Protocol):
@@ -296,7 +396,7 @@ def spoken_insertion_counts(
 ) -> InsertionCounts:
     """Sum insertion records (objects or ``index``/``kind``/``token`` dicts) the way
     the counter can hear them."""
-    fillers = reps = pauses = silent = initial = 0
+    fillers = reps = pauses = silent = initial = repairs = restarts = 0
     for ins in insertions:
         if isinstance(ins, Mapping):
             kind, token, index = str(ins["kind"]), str(ins["token"]), int(ins["index"])
@@ -312,7 +412,11 @@ def spoken_insertion_counts(
                 silent += 1
         elif kind == "pause":
             pauses += 1
-    return InsertionCounts(fillers, reps, pauses, silent, initial)
+        elif kind in ("repair", "restart") and _INTERRUPTION.search(token):
+            # One self-correction is a run of words; its last one carries the dash.
+            repairs += kind == "repair"
+            restarts += kind == "restart"
+    return InsertionCounts(fillers, reps, pauses, silent, initial, repairs, restarts)
 
 
 __all__ = [
