@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from cutin_tui.cli import CliError
@@ -41,19 +42,26 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cutin_tui.screens.replay import ReplayApp
+    from cutin_tui.screens.replay import ReplayApp, preflight
 
     paths = [Path(p) for p in args.paths]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise CliError(f"no such file or directory: {', '.join(missing)}")
     if args.recent < 1:
         raise CliError("--recent must be at least 1")
+    # Loaded up front until one path loads: when none can be, each is named with its
+    # reason here (exit 2) rather than on a screen with nothing to show. Those loaded
+    # are handed to the screen; the rest load there, a failure named under the list.
+    preloaded, problems = preflight(paths)
+    if problems and not any(not isinstance(r, str) and r.trials for r in preloaded):
+        from sessions.safe_files import terminal_line
+
+        for problem in problems:  # one line per path (a newline in a name shows as ␤)
+            print(f"cutin: {terminal_line(problem)}", file=sys.stderr)
+        return 2
     sessions_dir: Path | None = args.sessions_dir
     if not paths and sessions_dir is None:
         from sessions.settings import Settings
 
         sessions_dir = Settings().sessions_dir
-    app = ReplayApp(paths, sessions_dir=sessions_dir, recent=args.recent)
+    app = ReplayApp(paths, sessions_dir=sessions_dir, recent=args.recent, preloaded=preloaded)
     app.run()
     return app.return_code or 0

@@ -1,26 +1,31 @@
 """The replay screen: calls and trials on the left, the turn table on the right.
 
 Loading runs in a thread worker that posts each loaded path's trials as they
-come, so the list fills while the rest load; a file that cannot be loaded
-becomes a notification naming it. Every worker's failure goes through one
-handler (:meth:`ReplayScreen.on_worker_state_changed`).
+come, so the list fills while the rest load; a file that cannot be loaded is
+named, with the reason, in a panel under the list (and a notification). `cutin
+replay` loads its paths up front until one loads (:func:`preflight`), so that
+when none can be it says why on stderr without opening the screen; what it loaded
+is handed over, not loaded twice. Every worker's failure goes through one handler
+(:meth:`ReplayScreen.on_worker_state_changed`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import gc
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList
+from textual.widgets import Footer, Header, OptionList, Static
 from textual.worker import Worker, WorkerState
 
 from cutin_tui.replay_audio import Clip, play_clip, turn_clip
@@ -29,8 +34,8 @@ from cutin_tui.replay_nav import Position, Predicate, find, is_cut, is_failure
 from cutin_tui.turn_layout import TurnTable, judge_groups
 from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
-from replay.model import Trial, Verdict
-from sessions.safe_files import clean_text
+from replay.model import Batch, Trial, Verdict
+from sessions.safe_files import clean_text, terminal_line
 
 LOAD_GROUP = "replay-load"
 STYLES = Path(__file__).resolve().parents[1] / "styles" / "replay.tcss"
@@ -64,6 +69,99 @@ class LoadFinished(Message):
         super().__init__()
         self.count = count
         self.looked_in = looked_in
+
+
+def load_one(path: Path) -> Batch | str:
+    """The trials of ``path``, or one line naming it and saying why it cannot be loaded
+    (the screen's loader and :func:`preflight` use the same)."""
+    from replay.errors import LoadError
+    from replay.load import load_path
+
+    try:
+        return load_path(path, skip_bad=True)
+    except LoadError as exc:
+        text = str(exc)
+    except OSError as exc:
+        text = f"{path}: cannot read: {exc.strerror or exc}"
+    return text
+
+
+def preflight(paths: Sequence[Path]) -> tuple[list[Batch | str], list[str]]:
+    """Load ``paths`` in order until one holds a call or trial: (each result so far,
+    what went wrong with each path before it). Problems and no trial in any result
+    mean that nothing can be shown: a folder whose logs are all bad counts too (its
+    skipped logs are the problems)."""
+    done: list[Batch | str] = []
+    problems: list[str] = []
+    for path in paths:
+        result = load_one(path)
+        done.append(result)
+        if isinstance(result, str):
+            problems.append(result)
+        elif result.trials:
+            break
+        else:
+            skipped = [w.removeprefix("skipped: ") for w in result.warnings]
+            problems.extend(skipped or [f"{path}: holds no call or trial"])
+    return done, problems
+
+
+class LoadProblems(Static):
+    """The paths that could not be loaded, each with its reason, under the list; shown
+    only when there is one (a notification alone goes away before it is read)."""
+
+    DEFAULT_CSS = """
+    LoadProblems {
+        display: none;
+        height: auto;
+        max-height: 50%;
+        overflow-y: auto;
+        border: round $error;
+        border-title-color: $error;
+        color: $text-muted;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, markup=False)  # names and reasons come from files
+        self.problems: list[str] = []
+        self._shown = Text()
+
+    def add(self, text: str, path: Path | None = None) -> None:
+        """Name the file (its last part: the panel is narrow) and say why, without the
+        list of what was expected (the notification has the whole text)."""
+        self.problems.append(text)
+        name, reason = _split_problem(text, path)
+        if self.problems[1:]:
+            self._shown.append("\n")
+        self._shown.append("✗ ", "bold red")
+        self._shown.append(name, "bold")
+        self._shown.append(f"\n  {reason}")
+        self.border_title = f"could not load {len(self.problems)}"
+        self.update(self._shown)
+        self.display = True
+
+    def clear(self) -> None:
+        self.problems = []
+        self._shown = Text()
+        self.update("")
+        self.display = False
+
+
+def _split_problem(text: str, path: Path | None) -> tuple[str, str]:
+    """``/x/y.json:1:3: why; expected …`` → (``y.json:1:3``, ``why``)."""
+    place, rest = "", text
+    if path is not None and text.startswith(str(path)):
+        place, rest = str(path), text[len(str(path)) :]
+    elif ": " in text:
+        place, rest = text.split(": ", 1)
+        rest = ": " + rest
+    where = re.match(r"(?::\d+)*", rest)
+    line = where.group(0) if where else ""
+    reason = rest[len(line) :].removeprefix(":").strip().split("; expected ", 1)[0]
+    name = Path(place).name or place
+    return name + line, reason or "cannot be loaded"
 
 
 class RulesJudged(Message):
@@ -111,9 +209,12 @@ class ReplayScreen(Screen[None]):
         sessions_dir: Path | None = None,
         recent: int = RECENT_DEFAULT,
         reports_dir: Path | None = None,
+        preloaded: Sequence[Batch | str] = (),
     ) -> None:
         super().__init__()
         self.paths = [Path(p) for p in paths]
+        self.preloaded = list(preloaded)
+        """Results of the first paths, already loaded (:func:`preflight`)."""
         self.sessions_dir = sessions_dir
         self.recent = recent
         self.reports_dir = reports_dir
@@ -131,7 +232,9 @@ class ReplayScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="replay-body"):
-            yield TrialList(id="trials")
+            with Vertical(id="trial-pane"):
+                yield TrialList(id="trials")
+                yield LoadProblems(id="load-problems")
             view = TurnView(id="turns")
             with Vertical(id="turn-pane"):
                 yield TurnHeader(view, id="turn-header")
@@ -141,6 +244,10 @@ class ReplayScreen(Screen[None]):
     @property
     def trial_list(self) -> TrialList:
         return self.query_one(TrialList)
+
+    @property
+    def load_problems(self) -> LoadProblems:
+        return self.query_one(LoadProblems)
 
     @property
     def turn_view(self) -> TurnView:
@@ -165,23 +272,19 @@ class ReplayScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group=LOAD_GROUP, name="loading calls")
     def load(self) -> None:
         """Load every path (or the recent logs of the sessions folder), one message each."""
-        from replay.errors import LoadError
-        from replay.load import load_path, recent_sessions
+        from replay.load import recent_sessions
 
         looked_in: Path | None = None
         paths = self.paths
         if not paths and self.sessions_dir is not None:
             looked_in = self.sessions_dir
             paths = recent_sessions(self.sessions_dir, self.recent)
+        known, self.preloaded = self.preloaded, []  # a reload loads everything again
         count = 0
-        for path in paths:
-            try:
-                batch = load_path(path, skip_bad=True)
-            except LoadError as exc:
-                self.post_message(LoadProblem(path, str(exc)))
-                continue
-            except OSError as exc:
-                self.post_message(LoadProblem(path, f"{path}: cannot read: {exc}"))
+        for n, path in enumerate(paths):
+            batch = known[n] if n < len(known) else load_one(path)
+            if isinstance(batch, str):
+                self.post_message(LoadProblem(path, batch))
                 continue
             count += len(batch.trials)
             self.post_message(TrialsLoaded(path, batch.trials, batch.warnings))
@@ -190,6 +293,8 @@ class ReplayScreen(Screen[None]):
     def action_reload(self) -> None:
         gc.unfreeze()  # let the previous load's objects be collected again
         self.trials = []
+        self.problems = []
+        self.load_problems.clear()
         self._tables.clear()
         self.loading_done = False
         self.trial_list.show([], failures_only=self.trial_list.failures_only)
@@ -205,6 +310,9 @@ class ReplayScreen(Screen[None]):
         groups = judge_groups(self.trials)
         if groups != self.turn_view.judges and not first:
             self._show_current()
+        for warning in message.warnings:
+            if warning.startswith("skipped: "):  # a log of a folder that could not be loaded
+                self.load_problems.add(terminal_line(warning.removeprefix("skipped: ")))
         if message.warnings:
             shown = "\n".join(message.warnings[:3])
             more = len(message.warnings) - 3
@@ -217,6 +325,7 @@ class ReplayScreen(Screen[None]):
 
     def on_load_problem(self, message: LoadProblem) -> None:
         self.problems.append(message.text)
+        self.load_problems.add(terminal_line(message.text), message.path)
         self.notify(
             clean_text(message.text),
             title="could not load",
@@ -237,7 +346,9 @@ class ReplayScreen(Screen[None]):
                 "Make one with `cutin call`, or open logs and results: cutin replay PATH ..."
             )
         else:
-            self.turn_view.show_message("Nothing could be loaded (see the notifications).")
+            self.turn_view.show_message(
+                "Nothing could be loaded: the files and why are listed under the calls."
+            )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one handler for every worker's failure."""
@@ -461,22 +572,31 @@ class ReplayApp(App[None]):
         sessions_dir: Path | None = None,
         recent: int = RECENT_DEFAULT,
         reports_dir: Path | None = None,
+        preloaded: Sequence[Batch | str] = (),
     ) -> None:
         super().__init__()
         self._screen_args = (list(paths), sessions_dir, recent, reports_dir)
+        self._preloaded = list(preloaded)
 
     def get_default_screen(self) -> Screen[None]:
         paths, sessions_dir, recent, reports_dir = self._screen_args
         return ReplayScreen(
-            paths, sessions_dir=sessions_dir, recent=recent, reports_dir=reports_dir
+            paths,
+            sessions_dir=sessions_dir,
+            recent=recent,
+            reports_dir=reports_dir,
+            preloaded=self._preloaded,
         )
 
 
 __all__ = [
     "LoadFinished",
     "LoadProblem",
+    "LoadProblems",
     "ReplayApp",
     "ReplayScreen",
     "TrialsLoaded",
+    "load_one",
     "open_replay_screen",
+    "preflight",
 ]

@@ -27,7 +27,7 @@ def test_a_missing_path_is_a_one_line_error(child_env: dict[str, str], tmp_path:
     missing = tmp_path / "nope.jsonl"
     proc = run_cutin("replay", str(missing), env=child_env)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"cutin: no such file or directory: {missing}"
+    assert proc.stderr.strip() == f"cutin: {missing}: no such file or directory"
     assert proc.stdout == ""
 
 
