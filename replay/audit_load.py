@@ -13,7 +13,17 @@ from pathlib import Path
 
 from replay.audit_sessions import Conversation, from_session, from_trial, split_conversations
 from replay.errors import LoadError
-from sessions.safe_files import FileError, read_head, read_text
+from sessions.safe_files import (
+    FileError,
+    clean_strings,
+    exists,
+    is_dir,
+    is_file,
+    read_head,
+    read_text,
+    shown_name,
+    terminal_line,
+)
 
 
 def _is_session_log(path: Path) -> bool:
@@ -44,26 +54,33 @@ def load_conversations(
                 raise LoadError(str(exc)) from None
             warnings.append(f"skipped: {exc}")
             return
-        warnings.extend(f"{log}: {w}" for w in session.warnings)
-        convs.append(from_session(session))
+        warnings.extend(f"{shown_name(log)}: {w}" for w in session.warnings)
+        # A log keeps its exact text (ids, names); what the audit prints, JSON
+        # included, never carries a control character from it or from the file name.
+        convs.append(clean_strings(from_session(session)))
 
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
+        if not exists(path):
             raise LoadError(f"{path}: no such file or directory")
-        if path.is_dir() and not (path / RESULTS_FILE).is_file():
-            logs = session_files(path)
+        if is_dir(path) and not is_file(path / RESULTS_FILE):
+            unlisted: list[str] = []
+            logs = session_files(path, unlisted=unlisted if skip_bad else None)
+            warnings.extend(f"skipped: {u}" for u in unlisted)
+            if not logs and unlisted:
+                raise LoadError(unlisted[0])
             if not logs:
                 raise LoadError(f"{path}: no session logs (*.jsonl) and no {RESULTS_FILE} here")
             for log in logs:
                 read_log(log)
-        elif path.is_file() and _is_session_log(path):
+        elif is_file(path) and _is_session_log(path):
             read_log(path)
         else:
             batch = load_path(path, skip_bad=skip_bad)
             warnings.extend(batch.warnings)
-            convs.extend(from_trial(t) for t in batch.trials if t.kind == "tau2")
-    return convs, warnings
+            convs.extend(clean_strings(from_trial(t)) for t in batch.trials if t.kind == "tau2")
+    # Warnings name files; they reach the audit's JSON and tables as well as stderr.
+    return convs, [terminal_line(w) for w in warnings]
 
 
 def read_texts(path: Path | str) -> list[list[str]]:

@@ -43,6 +43,10 @@ from sessions.safe_files import (
     JsonSyntaxError,
     clean_strings,
     decode_text,
+    exists,
+    is_dir,
+    is_file,
+    list_tree,
     may_hold_controls,
     parse_json,
     read_bytes,
@@ -63,16 +67,18 @@ def load_path(path: Path | str, *, skip_bad: bool = False) -> Batch:
     """Load one path (see the module docstring). ``skip_bad``: a bad session log
     inside a directory becomes a warning instead of an error."""
     p = Path(path)
-    if not p.exists():
+    if not exists(p):
         raise LoadError(f"{p}: no such file or directory")
     try:
-        if p.is_dir():
+        if is_dir(p):
             return _load_dir(p, skip_bad=skip_bad)
         return _load_file(p)
     except LoadError:
         raise
     except FileError as exc:  # from the safe reader or the log reader
         raise LoadError(str(exc)) from None
+    except OSError as exc:  # a folder or file we may not read (EACCES): one line too
+        raise LoadError(f"{exc.filename or p}: cannot read: {exc.strerror or exc}") from None
 
 
 def load_batch(paths: Iterable[Path | str], *, skip_bad: bool = False) -> Batch:
@@ -104,21 +110,28 @@ def load_log(path: Path | str) -> Trial:
     return trial
 
 
-def session_files(folder: Path) -> list[Path]:
+def session_files(folder: Path, *, unlisted: list[str] | None = None) -> list[Path]:
     """Session logs below ``folder`` (sidecars excluded), in path order. Anything
     named ``*.jsonl`` that is not a directory is listed, so that a FIFO or device
-    among the logs is reported when read rather than passed over in silence."""
-    return sorted(p for p in Path(folder).rglob("*.jsonl") if not p.is_dir() and not is_sidecar(p))
+    among the logs is reported when read rather than passed over in silence. A folder
+    that cannot be listed (no permission) is a :class:`LoadError`, or one line added to
+    ``unlisted`` when that is given: its logs are never dropped unseen."""
+    found, problems = list_tree(folder, "*.jsonl")
+    if problems and unlisted is None:
+        raise LoadError(problems[0] + (f" (and {len(problems) - 1} more)" if problems[1:] else ""))
+    if unlisted is not None:
+        unlisted.extend(problems)
+    return [p for p in found if not is_dir(p) and not is_sidecar(p)]
 
 
 def recent_sessions(folder: Path | str, limit: int = 20) -> list[Path]:
     """The ``limit`` most recently modified session logs below ``folder``, newest first.
     A missing folder has none."""
     root = Path(folder)
-    if not root.is_dir():
+    if not is_dir(root):
         return []
     stamped = []
-    for p in session_files(root):
+    for p in session_files(root, unlisted=[]):  # the home list: what can be read
         try:
             stamped.append((p.stat().st_mtime, str(p), p))
         except OSError:
@@ -128,14 +141,17 @@ def recent_sessions(folder: Path | str, limit: int = 20) -> list[Path]:
 
 
 def _load_dir(folder: Path, *, skip_bad: bool) -> Batch:
-    if (folder / RESULTS_FILE).is_file():
+    if is_file(folder / RESULTS_FILE):
         return _with_sidecar(folder, load_results_dir(folder))
-    logs = session_files(folder)
+    unlisted: list[str] = []
+    logs = session_files(folder, unlisted=unlisted if skip_bad else None)
+    if not logs and unlisted:
+        raise LoadError(unlisted[0])
     if not logs:
         raise LoadError(
             f"{folder}: directory holds no session logs (*.jsonl) and no {RESULTS_FILE}; {EXPECTED}"
         )
-    batch = Batch()
+    batch = Batch(warnings=[f"skipped: {u}" for u in unlisted])
     for log in logs:
         try:
             trial = load_log(log)
@@ -233,7 +249,7 @@ def _with_sidecar(source: Path, trials: list[Trial], sidecar: Path | None = None
 
 def _load_sidecar(p: Path, head: dict[str, Any]) -> Batch:
     source = Path(str(head.get("source", "")))
-    if not head.get("source") or not source.exists():
+    if not head.get("source") or not exists(source):
         raise LoadError(f"{p}: the τ2 input this sidecar names ({source}) does not exist")
     inner = load_path(source)
     if default_sidecar(source).resolve() == p.resolve():

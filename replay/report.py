@@ -30,6 +30,7 @@ from replay.model import ERROR, FAIL, INFO, PASS, WARN, Insertion, Trial, Turn, 
 from replay.tau2.control import CALL_EVENTS
 from replay.tau2.effects import environment_label
 from replay.tau_voice_metrics import metrics_for_timelines
+from sessions.safe_files import inert_json, shown_name, terminal_line
 
 REPORT_SCHEMA = "cutin.report/1"
 CUT = "▌cut"
@@ -161,7 +162,7 @@ def tau2_facts(t: Trial) -> list[str]:
 
 
 def _trial_meta_line(t: Trial) -> list[str]:
-    meta = [f"source {t.source}", t.mode]
+    meta = [f"source {shown_name(t.source)}", t.mode]  # a file name may hold ESC, CR, LF
     on_line = line_agent(t.header)
     if on_line:
         meta.append(f"agent on a line: {on_line}")
@@ -192,14 +193,19 @@ def build_report(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> dict[
         },
         "trials": [trial_json(t) for t in trials],
         "tau_voice_metrics": metrics_for_timelines(timelines),
-        "warnings": list(dict.fromkeys([*warnings, *(w for t in trials for w in t.warnings)])),
+        # Loaders' warnings name files: one line each, no control character.
+        "warnings": list(
+            dict.fromkeys(
+                terminal_line(w) for w in [*warnings, *(w for t in trials for w in t.warnings)]
+            )
+        ),
     }
 
 
 def render_json(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
-    return (
-        json.dumps(build_report(trials, warnings), ensure_ascii=False, indent=2, default=str) + "\n"
-    )
+    # inert_json: a file name's DEL or C1 byte is escaped as ensure_ascii would.
+    text = json.dumps(build_report(trials, warnings), ensure_ascii=False, indent=2, default=str)
+    return inert_json(text) + "\n"
 
 
 # ---------------------------------------------------------------- shared bits
@@ -348,8 +354,7 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
         )
     for t in trials:
         lines += ["", f"## {_md(_trial_title(t))}", ""]
-        rest = _trial_meta_line(t)[1:]  # after the source, which is code here
-        lines += [" · ".join([f"source `{t.source}`", *(_md(m) for m in rest)]), ""]
+        lines += [" · ".join(_md(m) for m in _trial_meta_line(t)), ""]
         lines += call_markdown(t, _md)
         calls = [v for v in t.current_verdicts() if v.scope == "call"]
         for v in calls:

@@ -157,6 +157,78 @@ def terminal_line(text: str) -> str:
     return clean_text(text).replace("\n", "\u2424")
 
 
+def shown_name(path: Path | str) -> str:
+    """A file name as any output shows it (a report's ``source`` line, an error, a
+    warning): one line, nothing a terminal acts on (ESC → ␛, CR → ␍, LF → ␤, C1 and
+    undecodable bytes → U+FFFD). Only for showing: the file is opened by its real name."""
+    return clean_text(str(path).replace("\r\n", "\u240d\u2424")).replace("\n", "\u2424")
+
+
+_INERT_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+
+
+def inert_json(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with DEL, the C1
+    controls, lone surrogates and the Unicode line separators written as ``\\uXXXX``
+    escapes, as ``ensure_ascii`` would: the same JSON value, nothing a terminal acts
+    on (json.dumps escapes C0 itself), and other non-ASCII text left readable. Those
+    characters only occur inside JSON strings, so the escapes are always valid."""
+    return _INERT_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def exists(path: Path | str) -> bool:
+    """Whether ``path`` names something, without raising: a path that cannot even be
+    looked at (a folder on the way that is not readable, a loop) counts as existing,
+    so that reading it then says why in one line (:func:`read_bytes`)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return os.path.islink(path)  # a dangling link: reading it names the problem
+    except NotADirectoryError:
+        return False
+    except (OSError, ValueError):  # EACCES, ELOOP, ENAMETOOLONG; a NUL in the name
+        return True
+    return True
+
+
+def is_dir(path: Path | str) -> bool:
+    """``Path.is_dir`` that never raises (an unreadable parent is not a directory here;
+    reading the path then reports it)."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def is_file(path: Path | str) -> bool:
+    """``Path.is_file`` that never raises (Python 3.11's raises PermissionError)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def list_tree(folder: Path | str, pattern: str) -> tuple[list[Path], list[str]]:
+    """Every entry matching ``pattern`` (a glob on the name, such as ``*.jsonl``) below
+    ``folder``, sorted, and one line per folder that could not be listed (``Path.rglob``
+    passes over those in silence, which would drop the files inside unseen)."""
+    import fnmatch
+
+    found: list[Path] = []
+    problems: list[str] = []
+
+    def failed(exc: OSError) -> None:
+        where = exc.filename if exc.filename is not None else folder
+        problems.append(f"{shown_name(where)}: cannot list folder: {_strerror(exc)}")
+
+    for here, dirs, files in os.walk(folder, onerror=failed):
+        dirs.sort()
+        for name in (*dirs, *files):
+            if fnmatch.fnmatchcase(name, pattern):
+                found.append(Path(here) / name)
+    return sorted(found), problems
+
+
 # ---------------------------------------------------------------- reading
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
@@ -450,9 +522,14 @@ __all__ = [
     "clean_strings",
     "clean_text",
     "decode_text",
+    "exists",
     "fix_surrogates",
+    "inert_json",
+    "is_dir",
+    "is_file",
     "iter_lines",
     "json_path",
+    "list_tree",
     "may_hold_controls",
     "parse_json",
     "parse_toml",
@@ -460,5 +537,6 @@ __all__ = [
     "read_head",
     "read_json",
     "read_text",
+    "shown_name",
     "terminal_line",
 ]

@@ -79,9 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
     except (CliError, FileError) as exc:
         # A usage or input problem, or a file cutin cannot use (sessions.safe_files):
-        # one line each (text from a file never reaches the terminal raw), exit 2.
-        for line in str(exc).splitlines() or [""]:
-            print(f"cutin: {terminal_line(line)}", file=sys.stderr)
+        # one line, exit 2. terminal_line shows CR, LF and ESC from a file's text or
+        # name as ␍ ␤ ␛, so a name holding a newline cannot split or forge the line.
+        message = terminal_line(str(exc).rstrip("\n"))
+        print(f"cutin: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

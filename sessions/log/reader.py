@@ -175,7 +175,20 @@ def _parse_line(raw: bytes, where: str, lineno: int) -> Event:
         raise ValueError("not a JSON object")
     if "type" not in data or "t" not in data:
         raise ValueError('missing "type" or "t"')
+    if not isinstance(data["type"], str):
+        # A list or object here once reached a set lookup (unhashable): name it instead.
+        raise ValueError(f'"type" is {_json_kind(data["type"])}, not a string')
     return parse_event(data)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool) or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    return "a number"
 
 
 def _mark_turn_end_pauses(events: list[Event]) -> None:

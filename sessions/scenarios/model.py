@@ -3,11 +3,65 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sessions.safe_files import FileError
+
+# Size limits. A scripted call plans and times every word it speaks, and the cost grows
+# faster than the length of a turn (a 6,000-word turn takes about 20 s, a 30,000-word
+# one minutes), so a scenario file cannot ask for more than a few seconds of work.
+# Real turns are 8-20 s of speech (20-60 words); the limits are two orders above.
+MAX_WORDS = 2_000
+"""Words in one spoken text: a turn, a variant, an extra sentence, a caller's line."""
+MAX_CHARS = 20_000
+"""Characters in one such text (a text without spaces is one long word)."""
+MAX_PROMPT_WORDS = 20_000
+"""Words in the agent's system prompt and other texts no one speaks (sent to an LLM)."""
+MAX_PROMPT_CHARS = 200_000
+MAX_ITEMS = 200
+"""Entries in a list: agent turns, caller turns, extras, variants, phrases."""
+MAX_NAME = 100
+"""Characters in a scenario's or profile's ``name``."""
+MAX_FILE_BYTES = 4 * 1024 * 1024
+"""Largest scenario or agent-profile file (the text limits below fit in well under it)."""
+MAX_CHOICES = 20
+"""Variants of one agent turn, and phrases in one variant's ``when``."""
+MAX_SCRIPT_WORDS = 10_000
+"""Words in all the agent's texts together (variants, extras and their ``when``
+phrases included), and in all the caller's turns together."""
+MAX_SCRIPT_CHARS = 100_000
+"""Characters in all the agent's texts together, and in all the caller's turns."""
+
+
+def _limited(max_words: int, max_chars: int) -> AfterValidator:
+    def check(text: str) -> str:
+        if len(text) > max_chars:
+            raise ValueError(f"{len(text):,} characters; the limit is {max_chars:,} per text")
+        words = len(text.split())
+        if words > max_words:
+            raise ValueError(f"{words:,} words; the limit is {max_words:,} per text")
+        return text
+
+    return AfterValidator(check)
+
+
+SpokenText = Annotated[str, _limited(MAX_WORDS, MAX_CHARS)]
+"""A text that is spoken (and so planned word by word)."""
+LongText = Annotated[str, _limited(MAX_PROMPT_WORDS, MAX_PROMPT_CHARS)]
+"""A text nobody speaks: a system prompt, a goal, a description."""
+
+
+def _total_words(texts: list[str], what: str) -> None:
+    chars = sum(len(t) for t in texts)
+    if chars > MAX_SCRIPT_CHARS:
+        raise ValueError(
+            f"{what} hold {chars:,} characters in all; the limit is {MAX_SCRIPT_CHARS:,}"
+        )
+    words = sum(len(t.split()) for t in texts)
+    if words > MAX_SCRIPT_WORDS:
+        raise ValueError(f"{what} hold {words:,} words in all; the limit is {MAX_SCRIPT_WORDS:,}")
 
 
 class ScenarioError(FileError):
@@ -19,16 +73,16 @@ class _Strict(BaseModel):
 
 
 class Variant(_Strict):
-    when: list[str] = Field(min_length=1)
+    when: list[SpokenText] = Field(min_length=1, max_length=MAX_CHOICES)
     """Words or phrases; the variant is used when the user's last turn contains any."""
-    text: str = Field(min_length=1)
+    text: SpokenText = Field(min_length=1)
 
 
 class AgentTurnScript(_Strict):
-    text: str = Field(min_length=1)
+    text: SpokenText = Field(min_length=1)
     """What the agent says (the default when no variant matches)."""
-    variants: list[Variant] = Field(default_factory=list)
-    extra: list[str] = Field(default_factory=list)
+    variants: list[Variant] = Field(default_factory=list, max_length=MAX_CHOICES)
+    extra: list[SpokenText] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Sentences a real agent might add (detail, policy, a read-back): with an agent
     profile that has ``turn_words``, the scripted agent adds them, in order, before the
     turn's last sentence while the turn stays within the length drawn for it."""
@@ -43,11 +97,11 @@ class AgentTurnScript(_Strict):
 
 
 class AgentScript(_Strict):
-    name: str = "Agent"
-    system_prompt: str = ""
+    name: SpokenText = "Agent"
+    system_prompt: LongText = ""
     """For LLM agents: the agent under test's instructions (scripted agents ignore it)."""
-    turns: list[AgentTurnScript] = Field(min_length=1)
-    closing: str = "Is there anything else I can help you with today?"
+    turns: list[AgentTurnScript] = Field(min_length=1, max_length=MAX_ITEMS)
+    closing: SpokenText = "Is there anything else I can help you with today?"
     """Said once when the script runs out; after that the agent has nothing more to say."""
     response_latency_s: float = Field(default=0.7, ge=0.0, le=10.0)
     """Seconds from the end of the user's speech to the agent's first word."""
@@ -63,14 +117,24 @@ class AgentScript(_Strict):
     """After a truncation: re-offer the first unspoken sentence, or carry straight on with
     the script (which may presume what the caller never heard: a finding for the judge)."""
 
+    @model_validator(mode="after")
+    def _script_size(self) -> AgentScript:
+        texts = [self.closing]
+        for turn in self.turns:
+            texts += [turn.text, *turn.extra]
+            texts += [t for v in turn.variants for t in (v.text, *v.when)]
+        _total_words(texts, "the agent's turns, variants and extras")
+        return self
+
 
 class UserScript(_Strict):
-    goal: str = Field(min_length=1)
-    persona: str = Field(min_length=1)
-    turns: list[str] = Field(default_factory=list)
+    goal: LongText = Field(min_length=1)
+    persona: LongText = Field(min_length=1)
+    turns: list[SpokenText] = Field(default_factory=list, max_length=MAX_ITEMS)
     """What a scripted user says, in order, in headless runs (the tester types instead)."""
-    interruptions: list[str] = Field(
-        default_factory=lambda: ["Sorry, can I stop you there for a second?"]
+    interruptions: list[SpokenText] = Field(
+        default_factory=lambda: ["Sorry, can I stop you there for a second?"],
+        max_length=MAX_ITEMS,
     )
     """Short lines used for automatic interruptions and an empty interrupt key."""
     response_latency_s: float = Field(default=0.3, ge=0.0, le=10.0)
@@ -83,16 +147,21 @@ class UserScript(_Strict):
             raise ValueError("needs at least one non-empty line")
         return v
 
+    @model_validator(mode="after")
+    def _script_size(self) -> UserScript:
+        _total_words([*self.turns, *self.interruptions], "the caller's turns and interruptions")
+        return self
+
 
 class SuccessCriteria(_Strict):
-    agent_says: list[str] = Field(default_factory=list)
+    agent_says: list[SpokenText] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Phrases that must appear in what the agent actually spoke."""
 
 
 class Scenario(_Strict):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    title: str = Field(min_length=1)
-    description: str = ""
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=MAX_NAME)
+    title: SpokenText = Field(min_length=1)
+    description: LongText = ""
     agent: AgentScript
     user: UserScript
     success: SuccessCriteria = Field(default_factory=SuccessCriteria)

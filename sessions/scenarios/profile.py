@@ -24,11 +24,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sessions.safe_files import FileError, parse_toml, read_text
-from sessions.scenarios.model import ScenarioError
+from sessions.safe_files import FileError, exists, parse_toml, read_text
+from sessions.scenarios.model import MAX_FILE_BYTES, MAX_NAME, LongText, ScenarioError
 from sessions.speech_clock import SpeakingStyle
 
 _PROFILES = "profiles"
+MAX_TABLE = 1_000
+"""Values in one quantile table (real tables have 5 to 20)."""
 
 
 def _quantile_table(v: list[float], low: float, high: float) -> list[float]:
@@ -44,14 +46,14 @@ def _quantile_table(v: list[float], low: float, high: float) -> list[float]:
 class AgentProfile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    description: str = ""
-    source: str = ""
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=MAX_NAME)
+    description: LongText = ""
+    source: LongText = ""
     """Where the numbers come from."""
-    words_per_minute: list[float]
-    sentence_pause_s: list[float]
-    comma_pause_s: list[float]
-    turn_words: list[float] = Field(default_factory=list)
+    words_per_minute: list[float] = Field(max_length=MAX_TABLE)
+    sentence_pause_s: list[float] = Field(max_length=MAX_TABLE)
+    comma_pause_s: list[float] = Field(max_length=MAX_TABLE)
+    turn_words: list[float] = Field(default_factory=list, max_length=MAX_TABLE)
 
     @field_validator("words_per_minute")
     @classmethod
@@ -91,11 +93,11 @@ def load_profile(name_or_path: str | Path) -> AgentProfile:
     """A shipped agent profile by name, or a TOML file by path."""
     text_name = str(name_or_path)
     path = Path(text_name)
-    if path.suffix == ".toml" or path.exists():
-        if not path.exists():
+    if path.suffix == ".toml" or exists(path):
+        if not exists(path):
             raise ScenarioError(f"{path}: no such agent profile file")
         try:
-            text = read_text(path)
+            text = read_text(path, max_bytes=MAX_FILE_BYTES)
         except FileError as exc:
             raise ScenarioError(str(exc)) from None
         return parse_profile(text, str(path))

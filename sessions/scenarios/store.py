@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sessions.safe_files import FileError, clean_text, parse_toml, read_text
-from sessions.scenarios.model import Scenario, ScenarioError
+from sessions.safe_files import FileError, clean_text, exists, parse_toml, read_text
+from sessions.scenarios.model import MAX_FILE_BYTES, Scenario, ScenarioError
 
 _DATA = "sessions.scenarios.data"
 
@@ -22,11 +22,13 @@ def shipped_scenario_names() -> list[str]:
 
 
 def _format_error(where: str, exc: ValidationError) -> str:
-    lines = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{where}: field '{clean_text(loc)}': {err['msg']}")
-    return "\n".join(lines)
+    """One line (the command line prints errors as one line): the first problem, and
+    how many more there are."""
+    errors = exc.errors()
+    err = errors[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{where}: field '{clean_text(loc)}': {clean_text(err['msg'])}{more}"
 
 
 def parse_scenario(text: str, where: str) -> Scenario:
@@ -46,11 +48,11 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     """A shipped scenario by name, or a TOML file by path."""
     text_name = str(name_or_path)
     path = Path(text_name)
-    if path.suffix == ".toml" or path.exists():
-        if not path.exists():
+    if path.suffix == ".toml" or exists(path):
+        if not exists(path):
             raise ScenarioError(f"{path}: no such scenario file")
         try:
-            text = read_text(path)
+            text = read_text(path, max_bytes=MAX_FILE_BYTES)
         except FileError as exc:
             raise ScenarioError(str(exc)) from None
         return parse_scenario(text, str(path))
