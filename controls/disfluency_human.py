@@ -46,7 +46,7 @@ FILLER = 0.0326
 """Chance of a filler at any other open boundary."""
 REPETITION = 0.0230
 """Chance of a one-word repetition ("the- the") at an open boundary."""
-SELF_REPAIR = 0.0270
+SELF_REPAIR = 0.0380
 """Chance of a repair or restart at an open phrase start."""
 PAUSE = 0.010
 """Chance of a silent pause token at an open boundary."""
@@ -173,7 +173,7 @@ def inject_human(text: str, alpha: float, seed: int | None = None) -> Disfluency
     alpha = check_tendency("alpha", alpha)
     words = text.split()
     if alpha == 0.0 or not words:
-        return DisfluencyResult(text, " ".join(words), (), alpha, HUMAN_PROFILE.name)
+        return DisfluencyResult(text, text, (), alpha, HUMAN_PROFILE.name)
     rng = random.Random(text if seed is None else f"{seed}\x1f{text}")
     draw = rng.random
     multiplier = rng.gammavariate(GAMMA_SHAPE, 1.0 / GAMMA_SHAPE)
@@ -186,6 +186,7 @@ def inject_human(text: str, alpha: float, seed: int | None = None) -> Disfluency
     starts = phrase_starts(words)
     emitted: list[str] = []
     insertions: list[Insertion] = []
+    free = 0  # the first boundary a self-correction may retrace to
 
     def insert(i: int, kind: InsertionKind, token: str) -> None:
         emitted.append(token)
@@ -197,8 +198,14 @@ def inject_human(text: str, alpha: float, seed: int | None = None) -> Disfluency
         if risky[i] or (i > 0 and risky[i - 1]):
             emitted.append(word)
             continue
-        fix = _self_correction(words, risky, starts, i, c_kind, c_len) if starts[i] else None
-        fix = fix if u_fix < p_fix else None
+        fix: tuple[InsertionKind, list[str]] | None = None
+        if starts[i] and i >= free:
+            fix = _self_correction(words, risky, starts, i, c_kind, c_len)
+            if fix is not None:
+                # No other self-correction inside the words this one says again, fired
+                # or not: which sites can fire must not depend on α (monotone).
+                free = i + len(fix[1])
+                fix = fix if u_fix < p_fix else None
         if u_pause < p_pause and i > 0:
             insert(i, InsertionKind.PAUSE, PAUSE_TOKEN)
         if u_filler < (p_initial if i == 0 else p_filler):
