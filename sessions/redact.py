@@ -36,8 +36,8 @@ _UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f]")
 
 def redact_url(url: str) -> str:
     """``url`` without user info or fragment, every query value replaced by ``***``."""
-    url = str(url)
-    if "://" not in url:  # "user:pw@host/v1" would parse as scheme "user"
+    url = _drop_user_info(str(url))
+    if "://" not in url:  # "host:8000/v1" would parse as scheme "host"
         return _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", _redact_by_hand(url))
     try:
         parts = urlsplit(url)
@@ -89,7 +89,16 @@ def env_secrets() -> list[str]:
 class Redactor:
     """Scrubs text of URLs' secrets and of known secret strings; see the module doc."""
 
-    def __init__(self, *, secrets: Iterable[str | None] = (), urls: Iterable[str | None] = ()):
+    def __init__(
+        self,
+        *,
+        secrets: Iterable[str | None] = (),
+        urls: Iterable[str | None] = (),
+        shown: Iterable[str] = (),
+    ):
+        """``shown``: URLs already made safe by cutin (a line's target, whose query is
+        its own), left as they are when they appear in text."""
+        self._shown = frozenset(shown)
         known: set[str] = set()
         for secret in [*secrets, *env_secrets(), *(s for u in urls for s in url_secrets(u))]:
             if secret and len(secret) >= MIN_SECRET:
@@ -98,10 +107,17 @@ class Redactor:
         self._secrets = sorted(known, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
-        text = _URL_IN_TEXT.sub(_redact_match, str(text))
+        text = _URL_IN_TEXT.sub(self._redact_match, str(text))
         for secret in self._secrets:
             text = text.replace(secret, MASK)
         return text
+
+    def _redact_match(self, match: re.Match[str]) -> str:
+        # Punctuation after a URL in prose ("at http://h/v1: HTTP 404") is not part of it.
+        url = match.group()
+        stripped = url.rstrip(".,;:!?)]}")
+        safe = stripped if stripped in self._shown else redact_url(stripped)
+        return safe + url[len(stripped) :]
 
     def value(self, value: object) -> object:
         """``value`` with every string in it (nested dicts and lists too) scrubbed."""
@@ -122,11 +138,19 @@ def scrub(text: str, *secrets: str | None, urls: Iterable[str | None] = ()) -> s
 # ---- internals ---------------------------------------------------------------------
 
 
-def _redact_match(match: re.Match[str]) -> str:
-    # Punctuation after a URL in prose ("at http://h/v1: HTTP 404") is not part of it.
-    url = match.group()
-    stripped = url.rstrip(".,;:!?)]}")
-    return redact_url(stripped) + url[len(stripped) :]
+def _drop_user_info(url: str) -> str:
+    """``url`` without everything up to the last ``@`` before its query: the user info,
+    even when a raw ``/`` or ``#`` in a password fools the parser (a path with an ``@``
+    loses its start, which is the safe side)."""
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    head, tail = url[:cut], url[cut:]
+    if "@" not in head:
+        return url
+    scheme, sep, rest = head.partition("://")
+    if not sep:
+        scheme, rest = "", head
+    prefix = f"{scheme}://" if sep else ("//" if rest.startswith("//") else "")
+    return prefix + rest.rpartition("@")[2] + tail
 
 
 def _mask_query(query: str) -> str:
@@ -148,7 +172,7 @@ def _redact_by_hand(url: str) -> str:
     """The same redaction by string splitting, for what ``urlsplit`` refuses."""
     scheme, sep, rest = url.partition("://")
     if not sep:
-        scheme, rest = "", url
+        scheme, rest = "", url.removeprefix("//")
     rest = rest.partition("#")[0]
     rest, _, query = rest.partition("?")
     netloc, slash, path = rest.partition("/")

@@ -22,8 +22,9 @@ for a truncated item is dropped and reported as an ``AGENT_EVENT`` (the seconds 
 talked on), a new response plays as usual, and a server that never signals the
 caller's speech simply keeps talking over them, which the caller hears.
 
-The API key comes from ``api_key`` or ``OPENAI_API_KEY`` and appears in no notice,
-message or :attr:`RealtimeLine.target`.
+The API key comes from ``api_key`` or ``OPENAI_API_KEY``. Neither it nor the user
+info or query values of ``base_url`` appear in any notice, message or
+:attr:`RealtimeLine.target` (see :mod:`sessions.redact`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ from sessions.lines.base import (
     PlayoutBuffer,
 )
 from sessions.lines.codec import StreamResampler
-from sessions.llm_client import PLACEHOLDER_KEY
+from sessions.llm_client import PLACEHOLDER_KEY, split_query
+from sessions.redact import Redactor, public_url
 from sessions.speech.wav import float_to_pcm16, pcm16_to_float
 
 if TYPE_CHECKING:
@@ -222,6 +224,7 @@ class RealtimeLine:
                 "the Realtime line needs OPENAI_API_KEY (or --base-url for a local server)"
             )
         self._key = key or PLACEHOLDER_KEY
+        self._redactor = Redactor(secrets=[key], urls=[base_url])
         self.model = model
         self.instructions = instructions
         self.voice = voice
@@ -237,10 +240,14 @@ class RealtimeLine:
         import openai  # heavy: loaded when a line is made, not when the module is imported
 
         try:
-            self._client = openai.OpenAI(api_key=self._key, base_url=base_url, max_retries=0)
+            base, query = split_query(base_url)
+            self._client = openai.OpenAI(
+                api_key=self._key, base_url=base, default_query=query or None, max_retries=0
+            )
             self.target = self._websocket_url()
         except Exception as exc:  # a malformed base URL
-            raise LineError(self._clean(f"bad Realtime base URL {base_url!r}: {exc}")) from None
+            raise LineError(self._clean(f"bad Realtime base URL {base_url}: {exc}")) from None
+        self._redactor = Redactor(secrets=[key], urls=[base_url], shown=[self.target])
         self.playout = PlayoutBuffer(playout_max_s)
         self._append_n = max(1, round(append_ms / 1000.0 * WIRE_RATE))
 
@@ -658,9 +665,7 @@ class RealtimeLine:
         return self._blank(" ".join(str(text).split()))[:_MAX_TEXT]
 
     def _blank(self, text: str) -> str:
-        if len(self._key) >= 4 and self._key != PLACEHOLDER_KEY:
-            return text.replace(self._key, "***")
-        return text
+        return self._redactor(text)
 
     def _scrub(self, value: Any) -> Any:
         """``value`` (an event's summary) with the key blanked in every string in it."""
@@ -677,7 +682,8 @@ class RealtimeLine:
         for http, ws in (("https://", "wss://"), ("http://", "ws://")):
             if base.startswith(http):
                 base = ws + base[len(http) :]
-        return f"{base.split('?')[0].rstrip('/')}/realtime?model={self.model}"
+        # Shown and logged: no user info or query of the base URL (the model is cutin's).
+        return f"{public_url(base).rstrip('/')}/realtime?model={self.model}"
 
     def _connect_failure(self, exc: BaseException, timeout_s: float) -> str:
         from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI

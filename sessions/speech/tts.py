@@ -200,8 +200,14 @@ class OpenAiTts:
                     raise TtsError(
                         "OpenAI TTS needs OPENAI_API_KEY (or a base URL for a local server)"
                     )
+            from sessions.llm_client import split_query
+
+            base_url, query = split_query(self.base_url)
             self.client = openai.OpenAI(
-                api_key=key or "not-needed-locally", base_url=self.base_url, max_retries=1
+                api_key=key or "not-needed-locally",
+                base_url=base_url,
+                default_query=query or None,
+                max_retries=1,
             )
         return self.client
 
@@ -224,7 +230,11 @@ class OpenAiTts:
                 **kwargs,
             )
         except openai.OpenAIError as exc:
-            raise TtsError(f"OpenAI TTS failed: {exc}") from None
+            from sessions.redact import scrub
+
+            # The client's message may echo the URL (user info, ?key=) or the key.
+            message = scrub(f"OpenAI TTS failed: {exc}", self.api_key, urls=[self.base_url])
+            raise TtsError(message) from None
         data: bytes = response.content
         return data
 
