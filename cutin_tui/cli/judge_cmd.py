@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from cutin_tui.cli import CliError
 from cutin_tui.cli.inputs import load_inputs, print_warnings
 from cutin_tui.cli.llm_options import llm_config
-from sessions.safe_files import terminal_line
+from sessions.safe_files import shown_name, terminal_line
 
 if TYPE_CHECKING:
     from replay.model import Trial, Verdict
@@ -167,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
                 if target not in noted:
                     noted.add(target)
                     print(
-                        f"cutin: {trial.source} is τ2-bench output and is never modified; "
-                        f"verdicts go to the sidecar {target}",
+                        f"cutin: {shown_name(trial.source)} is τ2-bench output and is never "
+                        f"modified; verdicts go to the sidecar {shown_name(target)}",
                         file=sys.stderr,
                     )
                 try:
