@@ -37,6 +37,7 @@ from sessions.scenarios.profile import AgentProfile, agent_style, load_profile
 from sessions.speech_clock import SpeakingStyle
 
 if TYPE_CHECKING:
+    from sessions.call.adapt import RuleAdapter
     from sessions.call.remote_setup import RemoteSpec
     from sessions.llm_client import LLMConfig
 
@@ -69,6 +70,9 @@ class RunOptions:
     agent_profile: str | None = None
     """An agent profile (shipped name or TOML path) for every scenario; default: each
     scenario's own ``agent.profile``, if any (:mod:`sessions.scenarios.profile`)."""
+    adapt: bool = False
+    """``--adapt``: the rule's thresholds are calibrated to the agent's rhythm
+    (:mod:`sessions.call.adapt`); each calibration is a ``calibration`` log event."""
 
 
 class CallStatus(StrEnum):
@@ -154,6 +158,7 @@ def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str
     ]
     if options.agent_profile is not None:
         pairs.append(("agent profile", batch.get("agent_profile"), options.agent_profile))
+    pairs.append(("adapt", bool(batch.get("adapt", False)), options.adapt))
     if options.agent != "scripted" and options.model is not None:
         pairs.append(("model", header.agent.model, options.model))
     if options.user != "scripted" and options.model is not None:
@@ -271,6 +276,8 @@ def _header(
         batch["agent_profile"] = profile
     if caller.model is not None:
         batch["user_model"] = caller.model
+    if options.adapt:
+        batch["adapt"] = True
     return make_header(
         config,
         session_id=new_session_id(),
@@ -313,6 +320,21 @@ def _make_voice(config: CallConfig, options: RunOptions, wav: Path) -> Voice | N
     voice: AudioVoice = build_audio_voice(spec, realtime=False)
     voice.record_to(CallRecording(wav))
     return voice
+
+
+def _make_adapter(config: CallConfig, options: RunOptions) -> RuleAdapter:
+    """A scripted agent on the text clock is measured before the call, on its own script
+    in its own voice style; any other agent live, over the call's first turns."""
+    from sessions.call.adapt import RuleAdapter, script_sample
+
+    if options.agent != "scripted" or options.speech != "text":
+        return RuleAdapter()
+    profile = _profile(config.scenario, options)
+    style = config.style if profile is None else agent_style(profile, config.style)
+    words = profile.turn_words if profile is not None else []
+    return RuleAdapter(
+        sample=script_sample(config.scenario, style, turn_words=words, seed=config.seed)
+    )
 
 
 def recording_part(out_dir: Path, spec: CallSpec) -> Path:
@@ -378,6 +400,7 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
         voice = _make_voice(config, options, wav_part)
         recorder = Recorder(part, _header(spec, config, info, options, caller))
         policy, shadow = _make_policies(spec, options)
+        adapter = _make_adapter(config, options) if options.adapt else None
         loop = CallLoop(
             config,
             agent,
@@ -387,6 +410,7 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
             policy=policy,
             shadow=shadow,
             voice=voice,
+            adapter=adapter,
         )
         loop.run_virtual(max_seconds=options.max_seconds)
     except Exception as exc:

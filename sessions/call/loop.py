@@ -21,8 +21,9 @@ from enum import StrEnum
 
 from controls.disfluency import inject_disfluency
 from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
-from controls.turn_taking import Action, Situation
+from controls.turn_taking import Action, RuleParams, Situation
 from sessions.agents.base import Agent, Message, ReplyStream
+from sessions.call.adapt import RuleAdapter, words_seen
 from sessions.call.commands import (
     BackchannelNow,
     CallerSpeechStart,
@@ -55,6 +56,7 @@ from sessions.log.models import (
     UserTurn,
     WordTiming,
 )
+from sessions.speech_clock import TimedWord
 
 InterruptionText = Callable[[str, list[Message]], str]
 
@@ -128,8 +130,11 @@ class CallLoop(LoopCommands):
         interruption_text: InterruptionText | None = None,
         virtual: bool = True,
         voice: Voice | None = None,
+        adapter: RuleAdapter | None = None,
     ) -> None:
         self.config = config
+        self.adapter = adapter
+        """``--adapt``: the rule's thresholds follow the agent's rhythm (None: the paper's)."""
         self.voice: Voice = voice if voice is not None else TextVoice(config.style)
         self.agent = agent
         self.user = user
@@ -184,6 +189,8 @@ class CallLoop(LoopCommands):
         self._apply_commands(t)
         if self.ended:
             return
+        if self.adapter is not None and self.adapter.current is None:
+            self._rule_params(t)
         self.voice.tick(t)
         if self._pending is not None and t >= self._pending.at:
             pending, self._pending = self._pending, None
@@ -361,6 +368,7 @@ class CallLoop(LoopCommands):
         if text:
             self.history.append(Message("assistant", text))
         self._turn = None
+        self._observe_turn(turn.index, turn.track.words, t, ended=True)
         self._after_agent_turn(t)
 
     def _after_agent_turn(self, t: float) -> None:
@@ -446,6 +454,22 @@ class CallLoop(LoopCommands):
             words_at_last_backchannel=turn.words_at_last_backchannel,
         )
 
+    def _rule_params(self, t: float) -> RuleParams | None:
+        """The calibrated thresholds for the dials now (recalibrated, and logged, when
+        the dials changed); None without ``--adapt``."""
+        adapter = self.adapter
+        if adapter is None:
+            return None
+        tendencies = self._effective_tendencies()
+        if adapter.needs(tendencies):
+            reason = "start" if adapter.current is None else "dials"
+            self.emit(adapter.recalibrate(tendencies, t, reason))
+        return adapter.params
+
+    def _observe_turn(self, index: int, words: list[TimedWord], t: float, *, ended: bool) -> None:
+        if self.adapter is not None and self.adapter.observe(words_seen(index, words, ended=ended)):
+            self.emit(self.adapter.recalibrate(self._effective_tendencies(), t, "turn"))
+
     def _opportunity(self, ev: PauseEvent, turn: _AgentTurn) -> None:
         situation = self._situation(turn, ev.t)
         ctx = PolicyContext(
@@ -456,6 +480,7 @@ class CallLoop(LoopCommands):
             turn_onset=turn.onset or ev.t,
             pause_index=ev.index,
             virtual=self.virtual,
+            rule_params=self._rule_params(ev.t),
         )
         index = self._opportunities
         self._opportunities += 1
@@ -496,6 +521,7 @@ class CallLoop(LoopCommands):
                 turn_onset=turn.onset,
                 virtual=self.virtual,
                 user_busy=self._user_busy(t),
+                rule_params=self._rule_params(t),
             )
             decision = policy.at_frame(ctx)
             if decision is None:
@@ -677,6 +703,7 @@ class CallLoop(LoopCommands):
         self.history.append(Message("assistant", cut.spoken, truncated=True))
         self._turn = None
         self.detector.reset()
+        self._observe_turn(turn.index, turn.track.words[: cut.cut_word], t, ended=False)
 
     def _backchannel(self, t: float, *, trigger: str, token: str | None = None) -> None:
         turn = self._turn

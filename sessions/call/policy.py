@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from controls.tendencies import Tendencies
-from controls.turn_taking import Action, Check, Situation, decide
+from controls.turn_taking import Action, Check, RuleParams, Situation, decide
 from sessions.agents.base import Message
 
 
@@ -29,6 +29,8 @@ class PolicyContext:
     """On the virtual clock a policy may block (its latency goes in ``delay_s``); in real
     time it must not block the loop: start the work, return its result on a later frame."""
     user_busy: bool = False
+    rule_params: RuleParams | None = None
+    """Thresholds calibrated to the agent's rhythm (``--adapt``); None: the paper's."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class RulesPolicy:
     polls = False
 
     def at_pause(self, ctx: PolicyContext) -> PolicyDecision | None:
-        decision = decide(ctx.situation, ctx.tendencies)
+        decision = decide(ctx.situation, ctx.tendencies, ctx.rule_params)
         return PolicyDecision(decision.action, decision.checks)
 
     def at_frame(self, ctx: PolicyContext) -> PolicyDecision | None:

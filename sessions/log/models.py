@@ -231,6 +231,30 @@ class DialsChanged(_Event):
     autos: dict[str, bool] = Field(default_factory=dict)
 
 
+class RuleCalibration(_Event):
+    """``--adapt`` set the short-pause rule's thresholds for the agent's rhythm."""
+
+    type: Literal["calibration"] = "calibration"
+    source: str
+    """sample (the agent's script spoken in its style before the call) | live (this call's
+    agent turns so far)."""
+    reason: str
+    """start | turn (an agent turn ended) | dials (the dials changed)."""
+    tendencies: TendencyValues
+    calibrated: bool
+    """False: too few turns yet, the paper's constants apply."""
+    params: dict[str, float] | None = None
+    """interrupt_patience_s, interrupt_min_words, backchannel_first_words,
+    backchannel_spacing_words (None when not calibrated)."""
+    scales: dict[str, float] = Field(default_factory=dict)
+    target: dict[str, float] = Field(default_factory=dict)
+    replayed: dict[str, float] = Field(default_factory=dict)
+    reached: bool = True
+    rhythm: dict[str, float] = Field(default_factory=dict)
+    turns: list[int] = Field(default_factory=list)
+    summary: str = ""
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     where: str = ""
@@ -304,6 +328,7 @@ _KnownUnion = (
     | Backchannel
     | Verdict
     | DialsChanged
+    | RuleCalibration
     | ErrorEvent
     | EndEvent
     | AgentYield
