@@ -132,6 +132,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         "speaking rate, sentence and comma pauses, words per turn; shipped: tau2-voice, "
         "measured on τ2-bench agents); default: the scenario's agent.profile, if any",
     )
+    p.add_argument(
+        "--adapt",
+        action="store_true",
+        help="calibrate the rule's thresholds to the agent's rhythm so a dial gives the same "
+        "actions per agent turn on any agent (docs/adaptive-rules.md): a scripted agent on "
+        "the text clock is measured on its own script before each call, any other over the "
+        "call's first turns; every calibration is a 'calibration' log event",
+    )
     p.add_argument("--wpm", type=float, help="base speaking rate (default from settings, 165)")
     p.add_argument(
         "--rate-jitter",
@@ -284,6 +292,8 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
     if is_line_agent(args.agent):
         _check_line(args)
+        if args.adapt:
+            raise CliError("--adapt is not supported for a black-box agent's line yet")
         args.speech = "espeak"  # the caller's voice on the line
     return RunOptions(
         agent=args.agent,
@@ -295,6 +305,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         speech=args.speech,
         max_seconds=args.max_seconds,
         agent_profile=args.agent_profile,
+        adapt=args.adapt,
     )
 
 
