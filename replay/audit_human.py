@@ -16,14 +16,18 @@ turns are more disfluent than their length explains.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from replay.audit import Interval, percentile_interval, resample_counts
 from replay.counter import TurnCounts
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -135,7 +139,7 @@ def within(anchor: Anchor, value: float | None) -> bool:
 
 
 def anchor_rows(
-    by_style: dict[str, Sequence[Sequence[TurnCounts]]],
+    by_style: Mapping[str, Sequence[Sequence[TurnCounts]]],
     *,
     resamples: int = 2000,
     seed: int = 0,
@@ -164,14 +168,71 @@ def anchor_rows(
     return rows
 
 
+def texts_anchor_rows(
+    conversations: Sequence[Sequence[str]],
+    alpha: float,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> list[dict[str, object]]:
+    """The anchors for a text file's conversations injected at ``alpha`` by both
+    styles (the paper's rule beside the human style)."""
+    from controls.disfluency import STYLES, inject_disfluency
+    from replay.counter import count
+
+    by_style = {
+        style: [
+            [count(inject_disfluency(t, alpha, profile).rendered) for t in c] for c in conversations
+        ]
+        for style, profile in STYLES.items()
+    }
+    return anchor_rows(by_style, resamples=resamples, seed=seed)
+
+
+def _cell(got: object, percent: bool) -> str:
+    if not isinstance(got, dict) or got.get("value") is None:
+        return "—"
+    scale, digits = (100.0, 1) if percent else (1.0, 2)
+    text = f"{scale * got['value']:.{digits}f}"
+    ci = got.get("ci")
+    if ci:
+        text += f" [{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
+    return text + ("  ✓" if got.get("within") else "")
+
+
+def anchor_table(rows: Sequence[dict[str, object]], alpha: float) -> Table:
+    """The anchors as a rich table: target, then each style with its interval; ✓ marks
+    a value within 15% of the target."""
+    from rich.table import Table
+
+    styles = (
+        [k for k in rows[0] if k not in ("anchor", "label", "target", "source")] if rows else []
+    )
+    table = Table(title=f"human anchors at α={alpha:g} (95% bootstrap over conversations)")
+    table.add_column("anchor")
+    table.add_column("human target", justify="right")
+    for style in styles:
+        table.add_column(f"{style} style", justify="right")
+    table.add_column("target from")
+    for row in rows:
+        percent = str(row["anchor"]).endswith("share")
+        target = float(str(row["target"]))
+        shown = f"{100 * target:.0f}%" if percent else f"{target:g}"
+        label = str(row["label"]) + (" (%)" if percent else "")
+        table.add_row(label, shown, *(_cell(row[s], percent) for s in styles), str(row["source"]))
+    return table
+
+
 __all__ = [
     "ANCHORS",
     "TOLERANCE",
     "Anchor",
     "Realized",
     "anchor_rows",
+    "anchor_table",
     "anchor_values",
     "conversation_sums",
     "realized",
+    "texts_anchor_rows",
     "within",
 ]

@@ -460,12 +460,20 @@ def split_conversations(lines: Iterable[str]) -> list[list[str]]:
 
 
 def from_texts(
-    conversations: Sequence[Sequence[str]], alphas: Sequence[float], *, source: str = ""
+    conversations: Sequence[Sequence[str]],
+    alphas: Sequence[float],
+    *,
+    source: str = "",
+    style: str = "paper",
 ) -> list[Conversation]:
-    """Each conversation injected at each α (:func:`controls.inject_disfluency`) and
-    counted on the rendered text. The conversation's position is its scenario, so
-    paired tests pair the same text across α."""
+    """Each conversation injected at each α (:func:`controls.inject_disfluency`, in the
+    disfluency ``style``: "paper" or "human") and counted on the rendered text. The
+    conversation's position is its scenario, so paired tests pair the same text
+    across α."""
     from controls import inject_disfluency
+    from controls.disfluency import profile_for_style
+
+    profile = profile_for_style(style)
 
     out: list[Conversation] = []
     for alpha in alphas:
@@ -477,9 +485,10 @@ def from_texts(
                 "policy": "injection",
                 "agent": {"model": None},
                 "tendencies": {"alpha": float(alpha)},
+                "disfluency_style": style,
             }
             conv = Conversation(id=f"{k}@{alpha:g}", source=source, kind="texts", header=header)
-            conv.turns = [count(inject_disfluency(t, alpha).rendered) for t in turns]
+            conv.turns = [count(inject_disfluency(t, alpha, profile).rendered) for t in turns]
             out.append(conv)
     return out
 

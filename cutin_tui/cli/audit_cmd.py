@@ -27,7 +27,9 @@ DESCRIPTION = (
     "(full-duplex trials: opportunity = classifier consultation; τ2 voice runs add a "
     "table of speech effects, configured beside realized). With --texts, "
     "audits injection itself on a text file of user turns (one per line, a blank "
-    "line between conversations) at each --alpha."
+    "line between conversations) at each --alpha, in the --style given (paper or "
+    "human); with --style, both styles are printed beside the human anchors "
+    "(docs/disfluency-styles.md)."
 )
 DEFAULT_TEXT_ALPHAS = "0.25,0.5,0.75,1"
 
@@ -74,6 +76,17 @@ def configure(p: argparse.ArgumentParser) -> None:
         help=f"with --texts: the α values to inject at (default {DEFAULT_TEXT_ALPHAS})",
     )
     p.add_argument(
+        "--style",
+        choices=("paper", "human"),
+        default=None,
+        help=(
+            "with --texts: the disfluency style to inject in (default paper); the human "
+            "anchors (fillers, repetitions, um share, unit-initial share, disfluencies "
+            "per 100 words, repairs and restarts, length-adjusted dispersion) are "
+            "printed for both styles at each α (also in --json, as human_anchors)"
+        ),
+    )
+    p.add_argument(
         "--skip-bad",
         action="store_true",
         help="skip unreadable logs (with a warning) instead of stopping",
@@ -104,6 +117,18 @@ def _fields(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def _anchors(
+    args: argparse.Namespace, texts: list[list[str]], alphas: list[float]
+) -> dict[str, list[dict[str, object]]]:
+    """Both styles against the human anchors, per α (keyed by α as written)."""
+    from replay.audit_human import texts_anchor_rows
+
+    return {
+        f"{a:g}": texts_anchor_rows(texts, a, resamples=args.resamples, seed=args.seed)
+        for a in alphas
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     from replay.audit_load import load_conversations, read_texts
     from replay.audit_report import build_report
@@ -116,13 +141,19 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("nothing to audit: give PATHs (logs, τ2 results) or --texts FILE")
     if args.alpha is not None and not args.texts:
         raise CliError("--alpha goes with --texts (logs carry their own α)")
+    if args.style is not None and not args.texts:
+        raise CliError("--style goes with --texts (logs carry their own style)")
     fields = _fields(args)
+    texts: list[list[str]] = []
+    alphas: list[float] = []
     try:
         if args.texts:
             alphas = args.alpha or tendency_list("alpha")(DEFAULT_TEXT_ALPHAS)
             if not alphas:
                 raise CliError("--alpha needs at least one value")
-            conversations = from_texts(read_texts(args.texts), alphas, source=args.texts)
+            texts = read_texts(args.texts)
+            style = args.style or "paper"
+            conversations = from_texts(texts, alphas, source=args.texts, style=style)
             warnings: list[str] = []
         else:
             conversations, warnings = load_conversations(args.paths, skip_bad=args.skip_bad)
@@ -148,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
 
         out = {**json.loads(report_json(report)), "disfluency_by": report.disfluency_by}
         out["effects"] = effects
+        if args.style is not None:
+            out["human_anchors"] = _anchors(args, texts, alphas)
         sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
         print_warnings(report.warnings)
     else:
@@ -164,4 +197,9 @@ def run(args: argparse.Namespace) -> int:
             from replay.audit_effects import effects_table
 
             console.print(effects_table(effects))
+        if args.style is not None:
+            from replay.audit_human import anchor_table
+
+            for alpha, rows in _anchors(args, texts, alphas).items():
+                console.print(anchor_table(rows, float(alpha)))
     return 0
