@@ -6,13 +6,15 @@ import argparse
 import json
 import sys
 
+from cutin_tui.cli import CliError
 from cutin_tui.cli.args import tendency
 
 DESCRIPTION = (
     "Render text with rule-based disfluencies (fillers, repetitions, pauses) exactly as a "
     "call would before speech synthesis. With TEXT, prints the rendered text; without, "
     "reads standard input and prints one rendered line per input line. The same text "
-    "always renders the same way."
+    "always renders the same way. --style human adds a turn-initial filler slot, "
+    "self-repairs and restarts at phrase starts and a per-turn rate (docs/disfluency-styles.md)."
 )
 
 
@@ -25,6 +27,18 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="disfluency tendency, 0..1 (default 0.5)",
     )
     p.add_argument(
+        "--style",
+        choices=("paper", "human"),
+        default="paper",
+        help="disfluency style: paper (the published rule, default) or human",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="with --style human: an extra seed beside the text (default: the text alone)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print one JSON object per line: original, rendered, insertions",
@@ -33,9 +47,16 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from controls import inject_disfluency
+    from controls.disfluency_human import inject_human
+
+    if args.seed is not None and args.style != "human":
+        raise CliError("--seed goes with --style human (the paper's rule is seeded by the text)")
 
     def emit(line: str) -> None:
-        result = inject_disfluency(line, args.alpha)
+        if args.style == "human":
+            result = inject_human(line, args.alpha, args.seed)
+        else:
+            result = inject_disfluency(line, args.alpha)
         if args.json:
             full = result.as_dict()
             out = {k: full[k] for k in ("original", "rendered", "insertions")}

@@ -39,6 +39,7 @@ def make_header(
         shadow=shadow,
         autos={"interrupt": config.auto_interrupt, "backchannel": config.auto_backchannel},
         profile=config.profile.name,
+        disfluency_style="human" if config.profile.style == "human" else "paper",
         seeds={"seed": config.seed},
         batch=batch,
     )

@@ -76,6 +76,8 @@ class Header(_Model):
     shadow: str | None = None
     autos: dict[str, bool] = Field(default_factory=lambda: {"interrupt": True, "backchannel": True})
     profile: str = "default"
+    disfluency_style: Literal["paper", "human"] = "paper"
+    """The caller's disfluency style (controls.disfluency.STYLES); older logs are "paper"."""
     seeds: dict[str, int] = Field(default_factory=dict)
     batch: dict[str, Any] | None = None
     """For `cutin simulate`: the condition and run index of this call."""
@@ -130,7 +132,7 @@ class AgentTurnEnd(_Event):
 
 class InsertionRecord(_Model):
     index: int
-    kind: Literal["filler", "repetition", "pause"]
+    kind: Literal["filler", "repetition", "pause", "repair", "restart"]
     token: str
 
 
