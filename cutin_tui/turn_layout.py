@@ -29,7 +29,7 @@ from replay.black_box import (
 )
 from replay.judge_columns import judge_group, judge_groups, judge_title
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, InlineEvent, Trial, Turn, Verdict
-from replay.report import tau2_facts
+from replay.report import NOT_JUDGED, tau2_facts
 from replay.tau2.control import CALL_EVENTS
 
 Piece = tuple[str, str]
@@ -421,10 +421,14 @@ class TurnTable:
         t = self.trial
         ok = not t.failed
         head: list[Piece] = [("✓" if ok else "✗", "pass" if ok else "fail"), (t.id, "title")]
+        if not t.judged:  # no reward, no verdict: neither ✓ nor ✗
+            head[0] = (NOT_JUDGED, "info")
         if t.task_id is not None:
             head.append((f"· task {t.task_id}", "meta"))
         if t.reward is not None:
             head.append((f"· reward {t.reward:g}", "pass" if ok else "fail"))
+        if not t.judged:
+            head.append(("· not judged", "meta"))
         lines = wrap(head, width)
         facts = [t.mode, f"{len(t.turns)} turns"]
         on_line = line_agent(t.header)
@@ -453,6 +457,7 @@ __all__ = [
     "GAP",
     "GLYPH",
     "GUTTER_W",
+    "NOT_JUDGED",
     "SPEAKER_W",
     "TIME_W",
     "Columns",

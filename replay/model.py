@@ -156,6 +156,12 @@ class Trial:
             return self.reward < 1.0
         return any(v.label == FAIL for v in self.current_verdicts())
 
+    @property
+    def judged(self) -> bool:
+        """Whether anything judged the call: a reward, or a verdict of any judge. One
+        that nothing judged has neither passed nor failed (it is shown "not judged")."""
+        return self.reward is not None or bool(self.verdicts)
+
     def current_verdicts(self) -> list[Verdict]:
         """Verdicts with later ones replacing earlier ones of the same key, in order."""
         latest: dict[tuple[str, str, int | None, str], Verdict] = {}

@@ -35,6 +35,8 @@ from sessions.safe_files import inert_json, shown_name, terminal_line
 REPORT_SCHEMA = "cutin.report/1"
 CUT = "▌cut"
 GLYPH = {PASS: "✓", FAIL: "✗", WARN: "!", INFO: "i", ERROR: "⚠"}
+NOT_JUDGED = "·"
+"""A call with no reward and no verdict (the replay's list shows the same)."""
 METRIC_LABELS = {
     "response_latency_mean": ("L_R", "response latency, mean (s)"),
     "yield_latency_mean": ("L_Y", "yield latency, mean (s)"),
@@ -112,6 +114,7 @@ def trial_json(trial: Trial) -> dict[str, Any]:
         "task_id": trial.task_id,
         "reward": trial.reward,
         "failed": trial.failed,
+        "judged": trial.judged,
         "source": trial.source,
         "kind": trial.kind,
         "mode": trial.mode,
@@ -181,13 +184,15 @@ def _by_group(verdicts: Sequence[Verdict], groups: Sequence[str]) -> list[list[V
 def build_report(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> dict[str, Any]:
     """The whole report as one JSON-ready object."""
     failed = sum(1 for t in trials if t.failed)
+    unjudged = sum(1 for t in trials if not t.judged)
     timelines = [t.ticks for t in trials if t.ticks is not None]
     return {
         "schema": REPORT_SCHEMA,
         "summary": {
             "trials": len(trials),
             "failed": failed,
-            "passed": len(trials) - failed,
+            "passed": len(trials) - failed - unjudged,
+            "not_judged": unjudged,  # no reward and no verdict: neither passed nor failed
             "with_reward": sum(1 for t in trials if t.reward is not None),
             "tick_trials": len(timelines),
         },
@@ -248,10 +253,25 @@ def _visible_events(turn: Turn) -> list[Any]:
     return [e for e in turn.events if e.kind not in _INLINE_HIDDEN]
 
 
+def _mark(trial: Trial) -> str:
+    """✗ failed, ✓ passed, · nothing judged the call."""
+    return "✗" if trial.failed else ("✓" if trial.judged else NOT_JUDGED)
+
+
+def _outcome_class(trial: Trial) -> str:
+    return "fail" if trial.failed else ("pass" if trial.judged else "info")
+
+
+def _summary_line(s: dict[str, Any]) -> str:
+    text = f"{s['trials']} trials · {s['failed']} failed · {s['passed']} passed"
+    return text + (f" · {s['not_judged']} not judged" if s["not_judged"] else "")
+
+
 def _trial_title(trial: Trial) -> str:
     task = f" · task {trial.task_id}" if trial.task_id is not None else ""
     reward = f" · reward {_num(trial.reward)}" if trial.reward is not None else ""
-    return f"{'✗' if trial.failed else '✓'} {trial.id}{task}{reward}"
+    unjudged = "" if trial.judged else " · not judged"
+    return f"{_mark(trial)} {trial.id}{task}{reward}{unjudged}"
 
 
 def _counts_text(trial: Trial) -> str:
@@ -326,7 +346,7 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
     lines = [
         "# cutin report",
         "",
-        f"{s['trials']} trials · {s['failed']} failed · {s['passed']} passed",
+        _summary_line(s),
         "",
     ]
     metrics = report["tau_voice_metrics"]
@@ -349,7 +369,7 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
     ]
     for t in trials:
         lines.append(
-            f"| {'✗' if t.failed else '✓'} | {_md(t.id)} | {_md(str(t.task_id or '—'))} | "
+            f"| {_mark(t)} | {_md(t.id)} | {_md(str(t.task_id or '—'))} | "
             f"{_num(t.reward)} | {_counts_text(t)} | {len(t.turns)} |"
         )
     for t in trials:
@@ -478,7 +498,9 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
         f"<title>cutin report · {s['trials']} trials</title><style>{_CSS}</style></head><body>",
         "<h1>cutin report</h1>",
         f'<p><b>{s["trials"]}</b> trials · <b class="fail">{s["failed"]}</b> failed · '
-        f'<b class="pass">{s["passed"]}</b> passed</p>',
+        f'<b class="pass">{s["passed"]}</b> passed'
+        + (f' · <b class="info">{s["not_judged"]}</b> not judged' if s["not_judged"] else "")
+        + "</p>",
     ]
     metrics = report["tau_voice_metrics"]
     if metrics:
@@ -500,16 +522,16 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
         "<th>verdicts</th><th>turns</th></tr>"
     )
     for i, t in enumerate(trials):
-        cls = "fail" if t.failed else "pass"
+        cls = _outcome_class(t)
         out.append(
-            f'<tr><td class="{cls}">{"✗" if t.failed else "✓"}</td>'
+            f'<tr><td class="{cls}">{_mark(t)}</td>'
             f'<td><a href="#t{i}">{_h(t.id)}</a></td><td>{_h(t.task_id or "—")}</td>'
             f'<td class="num">{_h(_num(t.reward))}</td><td>{_h(_counts_text(t))}</td>'
             f'<td class="num">{len(t.turns)}</td></tr>'
         )
     out.append("</table>")
     for i, t in enumerate(trials):
-        cls = "fail" if t.failed else "pass"
+        cls = _outcome_class(t)
         opened = " open" if t.failed else ""
         title = _h(_trial_title(t))
         out.append(f'<details id="t{i}"{opened}><summary class="{cls}">{title}</summary><div>')

@@ -1,7 +1,8 @@
 """The replay screen's left list: one entry per call or trial, optionally only failures.
 
-Each entry reads ``✓``/``✗``, the id and task on one line, and the reward, the
-verdict counts and the size of the call on a second, dimmer one.
+Each entry reads ``✓``/``✗`` (``·`` for a call nothing judged), the id and task on
+one line, and the reward, the verdict counts and the size of the call on a second,
+dimmer one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cutin_tui.turn_layout import GLYPH, format_time
+from cutin_tui.turn_layout import GLYPH, NOT_JUDGED, format_time
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, Trial
 
 _COUNT_ORDER = (FAIL, WARN, ERROR, PASS, INFO)
@@ -33,13 +34,18 @@ def trial_prompt(trial: Trial) -> Text:
     """The two-line list entry of one trial."""
     failed = trial.failed
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append("✗ " if failed else "✓ ", "bold red" if failed else "bold green")
+    if not trial.judged:
+        text.append(f"{NOT_JUDGED} ", "bold")
+    else:
+        text.append("✗ " if failed else "✓ ", "bold red" if failed else "bold green")
     text.append(_short(trial.id, 14))
     if trial.task_id is not None:
         text.append(f" · {_short(str(trial.task_id), 16)}", "dim")
     text.append("\n  ")
     if trial.reward is not None:
         text.append(f"reward {trial.reward:g}", "red" if failed else "green")
+    elif not trial.judged:
+        text.append("not judged", "dim")
     else:
         text.append("no reward", "dim")
     counts = trial.verdict_counts()
@@ -120,9 +126,12 @@ class TrialList(OptionList):
 
     def _update_title(self) -> None:
         failed = sum(1 for t in self.trials if t.failed)
+        unjudged = sum(1 for t in self.trials if not t.judged)
         what = "failures" if self.failures_only else "calls"
         self.border_title = f"{what} {len(self.shown)}"
-        self.border_subtitle = f"{failed} failed of {len(self.trials)}"
+        self.border_subtitle = f"{failed} failed of {len(self.trials)}" + (
+            f" · {unjudged} not judged" if unjudged else ""
+        )
 
 
 __all__ = ["TrialList", "trial_prompt"]

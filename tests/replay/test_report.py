@@ -14,8 +14,8 @@ from replay.report import build_report, render, render_html, render_json, render
 
 from .craft import shared_fixtures, standard_call
 
-TRIAL_KEYS = {"id", "task_id", "reward", "failed", "source", "kind", "mode", "duration_s",
-              "verdict_counts", "verdicts", "turns", "warnings"}  # fmt: skip
+TRIAL_KEYS = {"id", "task_id", "reward", "failed", "judged", "source", "kind", "mode",
+              "duration_s", "verdict_counts", "verdicts", "turns", "warnings"}  # fmt: skip
 TURN_KEYS = {"index", "speaker", "number", "start", "end", "text", "spoken", "unspoken",
              "interrupted", "cut_t", "cut_word", "talk_over_s", "original", "rendered",
              "insertions", "source", "events"}  # fmt: skip
@@ -43,8 +43,8 @@ def test_json_form_has_the_documented_keys(tmp_path: Path) -> None:
     report = json.loads(render_json([judged(tmp_path)]))
     assert set(report) == {"schema", "summary", "trials", "tau_voice_metrics", "warnings"}
     assert report["schema"] == "cutin.report/1"
-    assert report["summary"] == {"trials": 1, "failed": 1, "passed": 0, "with_reward": 0,
-                                 "tick_trials": 0}  # fmt: skip
+    assert report["summary"] == {"trials": 1, "failed": 1, "passed": 0, "not_judged": 0,
+                                 "with_reward": 0, "tick_trials": 0}  # fmt: skip
     assert report["tau_voice_metrics"] is None
     (trial,) = report["trials"]
     assert set(trial) == TRIAL_KEYS  # no tau_voice_metrics for a non-tick trial
