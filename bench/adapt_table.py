@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - start}, indent=1))
     else:
         print_table(rows, rates)
-        print(f"\nspread: (max − min) / mean over the rhythms; worst: the rhythm furthest from")
+        print("\nspread: (max − min) / mean over the rhythms; worst: the rhythm furthest from")
         print(f"the reference, relative; wall time {time.perf_counter() - start:.1f} s")
     return 0
 
