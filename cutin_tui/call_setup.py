@@ -42,6 +42,8 @@ class CallOptions:
     """A shipped scenario name or a TOML file path."""
     tendencies: Tendencies = DEFAULT_TENDENCIES
     seed: int = 0
+    disfluency_style: str = "paper"
+    """The caller's disfluency style (controls.disfluency.STYLES): paper or human."""
     words_per_minute: float = 165.0
     auto_interrupt: bool = True
     auto_backchannel: bool = True
@@ -135,6 +137,8 @@ def _uses_llm(options: CallOptions) -> bool:
 
 
 def _call_config(options: CallOptions, scenario: Scenario) -> CallConfig:
+    from controls.disfluency import profile_for_style
+
     return CallConfig(
         scenario=scenario,
         tendencies=options.tendencies,
@@ -142,6 +146,7 @@ def _call_config(options: CallOptions, scenario: Scenario) -> CallConfig:
         style=SpeakingStyle(words_per_minute=options.words_per_minute),
         auto_interrupt=options.auto_interrupt,
         auto_backchannel=options.auto_backchannel,
+        profile=profile_for_style(options.disfluency_style),
     )
 
 

@@ -70,6 +70,8 @@ class RunOptions:
     agent_profile: str | None = None
     """An agent profile (shipped name or TOML path) for every scenario; default: each
     scenario's own ``agent.profile``, if any (:mod:`sessions.scenarios.profile`)."""
+    disfluency_style: str = "paper"
+    """``--style``: the caller's disfluency style (controls.disfluency.STYLES)."""
     adapt: bool = False
     """``--adapt``: the rule's thresholds are calibrated to the agent's rhythm
     (:mod:`sessions.call.adapt`); each calibration is a ``calibration`` log event."""
@@ -118,13 +120,16 @@ def agent_info(scenario: Scenario, options: RunOptions, model: str | None = None
     )
 
 
-def call_config(spec: CallSpec, scenario: Scenario) -> CallConfig:
+def call_config(spec: CallSpec, scenario: Scenario, disfluency_style: str = "paper") -> CallConfig:
+    from controls.disfluency import profile_for_style
+
     c = spec.condition
     return CallConfig(
         scenario=scenario,
         tendencies=Tendencies(c.alpha, c.beta, c.gamma),
         seed=spec.seed,
         style=SpeakingStyle(words_per_minute=spec.words_per_minute),
+        profile=profile_for_style(disfluency_style),
     )
 
 
@@ -159,6 +164,7 @@ def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str
     if options.agent_profile is not None:
         pairs.append(("agent profile", batch.get("agent_profile"), options.agent_profile))
     pairs.append(("adapt", bool(batch.get("adapt", False)), options.adapt))
+    pairs.append(("disfluency style", header.disfluency_style, options.disfluency_style))
     if options.agent != "scripted" and options.model is not None:
         pairs.append(("model", header.agent.model, options.model))
     if options.user != "scripted" and options.model is not None:
@@ -363,7 +369,7 @@ def _run_on_line(
     """One call to a black-box agent, in real time, ending when the caller hangs up."""
     from sessions.call.remote_setup import build_remote_loop
 
-    config = call_config(spec, scenario)
+    config = call_config(spec, scenario, options.disfluency_style)
     remote = _remote_spec(options)
     if scenario.agent.system_prompt:
         remote = dataclasses.replace(remote, instructions=scenario.agent.system_prompt)
@@ -383,7 +389,7 @@ def run_call(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: P
     part = part_path(out_dir, spec)
     part.unlink(missing_ok=True)  # a crash's leftover; never appended to
     wav_part = recording_part(out_dir, spec)
-    config = call_config(spec, scenario)
+    config = call_config(spec, scenario, options.disfluency_style)
     from sessions.lines.factory import is_line_agent
 
     if is_line_agent(options.agent):
@@ -472,7 +478,7 @@ def _run_line_call(
     part: Path,
     wav_part: Path,
 ) -> CallOutcome:
-    config = call_config(spec, scenario)
+    config = call_config(spec, scenario, options.disfluency_style)
     counted = CallTally()
     recorder: Recorder | None = None
     caller: _Caller | None = None

@@ -200,6 +200,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--alpha", type=tendency("alpha"), default=0.5, help="disfluency tendency 0..1 (0.5)"
     )
     p.add_argument(
+        "--style",
+        choices=("paper", "human"),
+        default="paper",
+        help=(
+            "disfluency style of the caller: paper (the published rule, default) or "
+            "human (turn-initial fillers, repairs and restarts, per-turn rate); logged"
+        ),
+    )
+    p.add_argument(
         "--beta", type=tendency("beta"), default=0.0, help="interruption tendency 0..1 (0)"
     )
     p.add_argument(
@@ -361,6 +370,7 @@ def run(args: argparse.Namespace) -> int:
         scenario=args.scenario,
         tendencies=Tendencies(args.alpha, args.beta, args.gamma),
         seed=args.seed,
+        disfluency_style=args.style,
         words_per_minute=args.wpm or settings.words_per_minute,
         auto_interrupt=args.auto_interrupt,
         auto_backchannel=args.auto_backchannel,

@@ -44,6 +44,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="disfluency tendencies, a comma list of 0..1 values (default 0.5)",
     )
     p.add_argument(
+        "--style",
+        choices=("paper", "human"),
+        default="paper",
+        help=(
+            "disfluency style of the caller: paper (the published rule, default) or "
+            "human (turn-initial fillers, repairs and restarts, per-turn rate); logged"
+        ),
+    )
+    p.add_argument(
         "--beta",
         type=tendency_list("beta"),
         default=[0.0],
@@ -306,6 +315,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         max_seconds=args.max_seconds,
         agent_profile=args.agent_profile,
         adapt=args.adapt,
+        disfluency_style=args.style,
     )
 
 
