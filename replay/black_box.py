@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from replay.model import InlineEvent, Turn
 from sessions.lines.factory import LINE_KINDS
+from sessions.redact import public_url
 
 STOP = "■stop"
 TALKED_ON = "▶talked-on"
@@ -104,7 +105,8 @@ def line_agent(header: dict[str, object]) -> str | None:
     for key in ("model", "base_url"):
         value = agent.get(key)
         if isinstance(value, str) and value:
-            parts.append(value)
+            # A log from before headers were redacted may still hold user info or a key.
+            parts.append(public_url(value) if key == "base_url" else value)
     return " ".join(parts)
 
 

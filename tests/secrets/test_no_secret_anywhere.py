@@ -20,6 +20,7 @@ import pytest
 
 from tests.support.cli import run_cutin
 from tests.support.openai_server import OpenAIServer, RecordedRequest, Reply
+from tests.support.realtime_server import RealtimeServer
 
 PASSWORD = "pw-Zq8xPlantedPass"
 QUERY_KEY = "qk-Plantedquery77"
@@ -184,5 +185,53 @@ def test_no_secret_in_logs_reports_caches_or_output(
     outputs += [("judge (refused) stdout", judge_refused.stdout)]
     outputs += [("judge (refused) stderr", judge_refused.stderr)]
 
+    # A log written before headers were redacted: read back, reported and audited clean.
+    old = tmp_path / "old-log"
+    old.mkdir()
+    first, rest = logs[0].read_text(encoding="utf-8").split("\n", 1)
+    planted = first.replace(json.dumps(server.base_url), json.dumps(url))
+    assert planted != first
+    (tmp_path / "old-log" / "old.jsonl").write_text(planted + "\n" + rest, encoding="utf-8")
+    for fmt in ("md", "html", "json"):
+        cutin("report", "--format", fmt, "-o", str(tmp_path / f"old-report.{fmt}"), str(old))
+    cutin("audit", "--json", str(old))
+    # The planted log is the one file allowed to hold the secret; judge it elsewhere.
+    (old / "old.jsonl").unlink()
+
     files = _assert_clean(tmp_path, outputs)
     assert files >= 10
+
+
+def test_no_secret_from_a_realtime_call_or_a_refused_realtime_endpoint(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    outputs: list[tuple[str, str]] = []
+    server = RealtimeServer(speed=8.0).start()
+    try:
+        url = _secret_url(server.base_url)
+        out = tmp_path / "sessions" / "realtime"
+        done = run_cutin(
+            *("simulate", "--agent", "realtime", "--base-url", url, "--model", "test-realtime"),
+            *("--scenario", "clinic-triage", "--max-seconds", "6", "--out", str(out)),
+            env=env,
+            timeout=180,
+        )
+        outputs += [("realtime stdout", done.stdout), ("realtime stderr", done.stderr)]
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        assert server.paths and all(QUERY_KEY in p for p in server.paths), server.paths
+        assert server.input_audio, "the caller never spoke into the line"
+    finally:
+        server.close()
+    logs = list(out.glob("*.jsonl*"))
+    assert logs and any(p.suffix == ".wav" for p in out.iterdir()), sorted(out.iterdir())
+
+    refused = f"http://tester:{PASSWORD}@127.0.0.1:{_refused_port()}/v1?api_key={QUERY_KEY}"
+    done = run_cutin(
+        *("simulate", "--agent", "realtime", "--base-url", refused, "--model", "test-realtime"),
+        *("--scenario", "clinic-triage", "--max-seconds", "6", "--out", str(tmp_path / "r2")),
+        env=env,
+        timeout=180,
+    )
+    outputs += [("refused stdout", done.stdout), ("refused stderr", done.stderr)]
+    assert done.returncode == 1 and "connect" in done.stderr, done.stderr[-2000:]
+    _assert_clean(tmp_path, outputs)
