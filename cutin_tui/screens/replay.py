@@ -31,11 +31,11 @@ from textual.worker import Worker, WorkerState
 from cutin_tui.replay_audio import Clip, play_clip, turn_clip
 from cutin_tui.replay_commands import ReplayCommands
 from cutin_tui.replay_nav import Position, Predicate, find, is_cut, is_failure
-from cutin_tui.turn_layout import TurnTable, judge_groups
+from cutin_tui.turn_layout import TurnTable, format_time, judge_groups
 from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.model import Batch, Trial, Verdict
-from sessions.safe_files import clean_text, terminal_line
+from sessions.safe_files import clean_text, shown_name, terminal_line
 
 LOAD_GROUP = "replay-load"
 STYLES = Path(__file__).resolve().parents[1] / "styles" / "replay.tcss"
@@ -478,7 +478,30 @@ class ReplayScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="replay-audio", name="playback")
     def play(self, clip: Clip, stop: threading.Event) -> None:
-        play_clip(clip, stop)
+        from sessions.speech.devices import AudioUnavailable
+        from sessions.speech.wav import WavError
+
+        try:
+            play_clip(clip, stop)
+        except AudioUnavailable:
+            # PortAudio's own words ("Error querying device -1") say nothing useful
+            # here; where the turn is in which file lets it be played elsewhere.
+            self.app.call_from_thread(
+                self.notify,
+                no_device_note(clip),
+                title="no audio device",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+        except WavError as exc:
+            self.app.call_from_thread(
+                self.notify,
+                terminal_line(str(exc)),
+                title="cannot read the recording",
+                severity="error",
+                markup=False,
+            )
 
     # -- judging
     def action_judge_rules(self) -> None:
@@ -530,6 +553,16 @@ class ReplayScreen(Screen[None]):
         )
         if open_it:
             self.app.call_from_thread(self.app.open_url, path.resolve().as_uri())
+
+
+def no_device_note(clip: Clip) -> str:
+    """What to say when a turn cannot be played here: the recording and the turn's span."""
+    end = format_time(clip.end) if clip.end is not None else "the end"
+    return (
+        "No audio device is available to play this turn. Its recording is "
+        f"{shown_name(clip.path)}, from {format_time(clip.start)} to {end}: "
+        "play that stretch with another program."
+    )
 
 
 def open_replay_screen(app: App[object]) -> None:
@@ -597,6 +630,7 @@ __all__ = [
     "ReplayScreen",
     "TrialsLoaded",
     "load_one",
+    "no_device_note",
     "open_replay_screen",
     "preflight",
 ]
