@@ -63,7 +63,7 @@ def naive_bootstrap(convs: list[Conversation], resamples: int, seed: int) -> lis
     return values
 
 
-def rows() -> list[dict[str, str]]:
+def rows() -> list[dict[str, object]]:
     corpus = texts(random.Random(3))
     convs = from_texts(corpus, [0.0, 0.5])
     turns = sum(len(c.turns) for c in convs)
@@ -83,6 +83,9 @@ def rows() -> list[dict[str, str]]:
             "budget": "audit: 10k turns, 2000 bootstrap resamples",
             "target": "≤ 2 s",
             "measured": f"{full_s:.2f} s",
+            "target_value": 2.0,
+            "measured_value": round(full_s, 3),
+            "unit": "s",
             "peer": f"naive loop ≈ {peer_s:.1f} s (one interval)",
             "note": (
                 f"inject + count + audit of {turns:,} turns (2 conditions × "

@@ -90,7 +90,7 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[index]
 
 
-def injection_row() -> dict[str, str]:
+def injection_row() -> dict[str, object]:
     corpus = _corpus_utterances(20_000)
     words = sum(len(t.split()) for t in corpus)
 
@@ -103,6 +103,10 @@ def injection_row() -> dict[str, str]:
         "budget": "disfluency injection",
         "target": "≥ 300k words/s",
         "measured": f"{words / seconds / 1000:,.0f}k words/s",
+        "target_value": 300_000,
+        "measured_value": round(words / seconds),
+        "unit": "words/s",
+        "lower_is_better": False,
         "peer": "τ-Voice: prompted, inside the LLM reply (rate not controllable)",
         "note": f"median of 7 runs, {len(corpus):,} utterances / {words:,} words, α 0.5",
     }
@@ -134,7 +138,7 @@ def _agent_situations(count: int, seed: int = 2) -> list[Situation]:
     return out[:count]
 
 
-def decision_row() -> dict[str, str]:
+def decision_row() -> dict[str, object]:
     situations = _agent_situations(50_000)
     tendencies = Tendencies(alpha=0.5, beta=0.7, gamma=0.3)
     for s in situations[:2000]:  # warm up
@@ -151,19 +155,25 @@ def decision_row() -> dict[str, str]:
         "budget": "rule decision (one short pause)",
         "target": "≤ 50 µs p99",
         "measured": f"p50 {p50:.1f} µs · p99 {p99:.1f} µs",
+        "target_value": 50,
+        "measured_value": round(p99, 2),
+        "unit": "µs",
         "peer": "τ-Voice: ~3.7 LLM classifier calls per agent turn (2 s ticks)",
         "note": f"{len(samples):,} pauses of realistic agent turns, β 0.7 γ 0.3; "
         "no LLM call is made",
     }
 
 
-def llm_calls_row() -> dict[str, str]:
+def llm_calls_row() -> dict[str, object]:
     # decide() is pure and controls imports only the standard library (checked in
     # tests/test_import_isolation.py), so the count is structural, not sampled.
     return {
         "budget": "LLM calls spent on turn-taking",
         "target": "0 per call",
         "measured": "0",
+        "target_value": 0,
+        "measured_value": 0,
+        "unit": "calls",
         "peer": "τ-Voice: 3.69 per agent turn (64 per conversation)",
         "note": "controls is stdlib-only and pure; see tests/test_import_isolation.py",
     }
@@ -215,7 +225,7 @@ def _simulated_call(turns: int) -> list[Event]:
     return events
 
 
-def log_rows() -> list[dict[str, str]]:
+def log_rows() -> list[dict[str, object]]:
     events = _simulated_call(turns=1200)
     header = Header(session_id="bench", started_at="2025-01-01T00:00:00+00:00")
     with tempfile.TemporaryDirectory(prefix="cutin-bench-") as tmp:
@@ -235,18 +245,25 @@ def log_rows() -> list[dict[str, str]]:
             "budget": "session log write",
             "target": "≥ 1k events/s (a call emits tens per s)",
             "measured": f"{n / write_s:,.0f} events/s",
+            "target_value": 1000,
+            "measured_value": round(n / write_s),
+            "unit": "events/s",
+            "lower_is_better": False,
             "note": f"{n:,} events, flushed each, fsync at turn ends; {size_mb:.1f} MB",
         },
         {
             "budget": "session log read",
             "target": "2-hour log ≤ 0.5 s (half of replay's 1 s first paint)",
             "measured": f"{n / read_s:,.0f} events/s → 2-hour log {two_hours / (n / read_s):.2f} s",
+            "target_value": 0.5,
+            "measured_value": round(two_hours / (n / read_s), 3),
+            "unit": "s",
             "note": f"median of 3 reads; simulated call density {per_hour:,.0f} events/hour",
         },
     ]
 
 
-def rows() -> list[dict[str, str]]:
+def rows() -> list[dict[str, object]]:
     """The rows bench/run.py prints."""
     gc.collect()
     return [injection_row(), decision_row(), llm_calls_row(), *log_rows()]

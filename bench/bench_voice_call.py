@@ -32,13 +32,15 @@ LONG_TURN = (
     "I will send you an email with the details once it is done. The courier will leave it "
     "at the door if nobody is home. Your refund for the old order was approved this morning."
 )
-ROW = {
+ROW: dict[str, object] = {
     "budget": "agent silence onset → backchannel heard, in a real call (--speech espeak)",
     "target": "≤ 300 ms p95",
+    "target_value": 300,
+    "unit": "ms",
 }
 
 
-def backchannel_in_a_call(tmp: Path) -> dict[str, str]:
+def backchannel_in_a_call(tmp: Path) -> dict[str, object]:
     from cutin_tui.call_setup import CallOptions, open_call
     from sessions.call import SubmitText
     from sessions.speech.audio import Recorder, join_blocks
@@ -75,6 +77,7 @@ def backchannel_in_a_call(tmp: Path) -> dict[str, str]:
     return {
         **ROW,
         "measured": describe_ms([t.latency_s for t in timings]),
+        "measured_value": round(percentile([t.latency_s for t in timings], 0.95) * 1e3, 1),
         "peer": "τ-Voice's 2 s polling: ≥ 1 s (bare player pipeline: the row above)",
         "note": f"{len(timings)} backchannels at γ = 1 over one {len(LONG_TURN.split())}-word "
         f"agent turn, read off the null-sink monitor ({skipped} skipped); includes the 200 ms "
@@ -121,13 +124,16 @@ def scenario_file_path(tmp: Path, turns: list[str]) -> str:
     return scenario_file(tmp / "ui-scenario.toml", *turns)
 
 
-def ui_lag_in_a_voice_call(tmp: Path) -> dict[str, str]:
+def ui_lag_in_a_voice_call(tmp: Path) -> dict[str, object]:
     lags, events = asyncio.run(_ui_lags(tmp))
     p99 = percentile(lags, 0.99)
     return {
         "budget": "UI event-loop lag during a voice call (--speech espeak)",
         "target": "≤ 20 ms p99",
         "measured": f"p99 {p99 * 1e3:.1f} ms, p50 {statistics.median(lags) * 1e3:.1f} ms",
+        "target_value": 20,
+        "measured_value": round(p99 * 1e3, 2),
+        "unit": "ms",
         "peer": "typed call: bench_ui's row",
         "note": f"real-time call at β = γ = 1 for {UI_SECONDS:.0f} s through PulseAudio, log "
         f"and WAV on disk; {events} events; {len(lags)} ticks of a 10 ms timer; "
@@ -135,7 +141,7 @@ def ui_lag_in_a_voice_call(tmp: Path) -> dict[str, str]:
     }
 
 
-def rows() -> list[dict[str, str]]:
+def rows() -> list[dict[str, object]]:
     """The rows bench/run.py prints."""
     if shutil.which("espeak-ng") is None:
         return [{**ROW, "measured": "skipped", "note": "espeak-ng is not installed"}]

@@ -35,7 +35,7 @@ ROW = {
 }
 
 
-def mic_barge_in(tmp: Path, env: dict[str, str], pactl: Callable[..., str]) -> dict[str, str]:
+def mic_barge_in(tmp: Path, env: dict[str, str], pactl: Callable[..., str]) -> dict[str, object]:
     from cutin_tui.call_setup import CallOptions, open_call
     from sessions.speech.tts import EspeakTts
     from sessions.speech.wav import write_wav
@@ -92,7 +92,7 @@ def mic_barge_in(tmp: Path, env: dict[str, str], pactl: Callable[..., str]) -> d
     }
 
 
-def rows() -> list[dict[str, str]]:
+def rows() -> list[dict[str, object]]:
     """The rows bench/run.py prints."""
     if shutil.which("espeak-ng") is None or shutil.which("paplay") is None:
         return [{**ROW, "measured": "skipped", "note": "needs espeak-ng and paplay"}]
