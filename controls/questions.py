@@ -85,19 +85,31 @@ REQUEST_OPENERS: tuple[str, ...] = (
     "i need you to",
 )
 
+_REQUEST_HINTS = ("you", "please", "let me", "tell me", "may i")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# The last sentence break, found from the end: a terminator then whitespace, searched in
+# the reversed text (the rule runs at every pause, and splitting the whole turn each time
+# cost more than the rest of the decision).
+_BREAK_REVERSED = re.compile(r"\s[.!?]")
 _OPENER_RE = re.compile(r"^(?:" + "|".join(re.escape(o) for o in QUESTION_OPENERS) + r")\b")
 _IMPERATIVE_RE = re.compile(r"^(?:" + "|".join(re.escape(o) for o in IMPERATIVE_OPENERS) + r")\b")
 _REQUEST_RE = re.compile(r"\b(?:" + "|".join(re.escape(o) for o in REQUEST_OPENERS) + r")\b")
 _LEADING = re.compile(r"^[^\w']+")
 # A finished statement: ends in "." or "!", maybe followed by closing quotes/brackets.
 _FINISHED = re.compile(r"[.!]['\"”’)\]]*$")
+_CLOSERS = "'\"”’)]"
 
 
 def latest_sentence(text: str) -> str:
     """The last non-empty sentence of ``text`` (possibly unfinished)."""
-    parts = [p for p in _SENTENCE_END.split(text.strip()) if p.strip()]
-    return parts[-1] if parts else ""
+    # Same result as the last non-empty part of ``_SENTENCE_END.split(text.strip())``:
+    # whitespace right after the last terminator starts the last break, and the break
+    # runs over all the whitespace that follows it.
+    stripped = text.strip()
+    found = _BREAK_REVERSED.search(stripped[::-1])
+    if found is None:
+        return stripped
+    return stripped[len(stripped) - found.start() :].lstrip()
 
 
 def question_or_request(text: str) -> bool:
@@ -108,9 +120,18 @@ def question_or_request(text: str) -> bool:
     if "?" in sentence:
         return True
     lowered = _LEADING.sub("", sentence.lower().replace("’", "'"))
-    if _REQUEST_RE.search(lowered):
+    # Plain substring tests first (every request phrase contains one of _REQUEST_HINTS,
+    # which a test checks): the word-bounded regex then only confirms a phrase.
+    if (
+        "you" in lowered
+        or "please" in lowered
+        or "let me" in lowered
+        or "tell me" in lowered
+        or "may i" in lowered
+    ) and _REQUEST_RE.search(lowered):
         return True
-    unfinished = _FINISHED.search(lowered) is None
+    # What _FINISHED matches: "." or "!" once the closing quotes/brackets are dropped.
+    unfinished = not lowered.rstrip(_CLOSERS).endswith((".", "!"))
     for candidate in (lowered, *_after_lead_ins(lowered)):
         if _IMPERATIVE_RE.match(candidate):
             return True
@@ -122,15 +143,18 @@ def question_or_request(text: str) -> bool:
 _LEAD_INS = ("okay", "ok", "so", "and", "alright", "all right", "now", "great", "thanks", "sure")
 
 
+# The first lead-in in _LEAD_INS order followed by " " or "," (alternatives are tried
+# in order, as a loop over _LEAD_INS would).
+_LEAD_IN_RE = re.compile("(?:" + "|".join(re.escape(lead) for lead in _LEAD_INS) + ")[ ,]")
+
+
 def _after_lead_ins(sentence: str) -> list[str]:
     out: list[str] = []
     rest = sentence
     for _ in range(3):
-        for lead in _LEAD_INS:
-            if rest.startswith(lead + " ") or rest.startswith(lead + ","):
-                rest = rest[len(lead) :].lstrip(" ,")
-                out.append(rest)
-                break
-        else:
+        found = _LEAD_IN_RE.match(rest)
+        if found is None:
             break
+        rest = rest[found.end() - 1 :].lstrip(" ,")
+        out.append(rest)
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from controls.questions import question_or_request
 from controls.tendencies import Tendencies
@@ -122,6 +123,17 @@ class Decision:
         return " | ".join(parts)
 
 
+# The checks repeat from pause to pause (same dials, same word counts), and a frozen
+# dataclass costs about a microsecond to build, so equal checks are shared. typed=True
+# keeps 1 and 1.0 (and True and 1) apart, as they log differently.
+_check = lru_cache(maxsize=4096, typed=True)(Check)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _at_least(threshold: float) -> str:
+    return f"≥ {threshold:g}"
+
+
 def decide(
     situation: Situation, tendencies: Tendencies, params: RuleParams | None = None
 ) -> Decision:
@@ -141,8 +153,8 @@ def decide(
         first_words = params.backchannel_first_words
         spacing = params.backchannel_spacing_words
     i_checks = (
-        Check("interrupt", "enabled", beta > 0, beta, "β > 0"),
-        Check(
+        _check("interrupt", "enabled", beta > 0, beta, "β > 0"),
+        _check(
             "interrupt",
             "first_in_turn",
             not s.interrupted_this_turn,
@@ -154,37 +166,37 @@ def decide(
             "speaking_s",
             s.agent_speaking_seconds >= patience,
             round(s.agent_speaking_seconds, 3),
-            f"≥ {patience:g}",
+            _at_least(patience),
         ),
-        Check(
+        _check(
             "interrupt",
             "words",
             s.agent_words >= min_words,
             s.agent_words,
             f"≥ {min_words}",
         ),
-        Check("interrupt", "not_question", not asking, asking, "no question/request"),
+        _check("interrupt", "not_question", not asking, asking, "no question/request"),
     )
     if s.backchannels_this_turn == 0:
         needed_words = first_words
     else:
         needed_words = s.words_at_last_backchannel + spacing
     b_checks = (
-        Check("backchannel", "enabled", gamma > 0, gamma, "γ > 0"),
-        Check(
+        _check("backchannel", "enabled", gamma > 0, gamma, "γ > 0"),
+        _check(
             "backchannel",
             "not_first_turn",
             s.agent_turn_index > 0,
             s.agent_turn_index,
             "agent turn ≥ 2nd",
         ),
-        Check("backchannel", "not_question", not asking, asking, "no question/request"),
-        Check(
+        _check("backchannel", "not_question", not asking, asking, "no question/request"),
+        _check(
             "backchannel",
             "words",
             s.agent_words >= needed_words,
             s.agent_words,
-            f"≥ {needed_words:g}",
+            _at_least(needed_words),
         ),
     )
     if all(c.passed for c in i_checks):
