@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.audit.test_audit_sessions import crafted_events, header
+from tests.conftest import TAU2_FIXTURES
 from tests.support.cli import run_cutin
 from tests.support.logs import write_log
 
@@ -130,11 +131,8 @@ def test_session_logs_folder(tmp_path: Path, child_env: dict[str, str]) -> None:
     assert "Turn-taking" in tables.stdout and "β 0.5 · rules" in tables.stdout
 
 
-def test_tau2_results(shared_dir: Path, child_env: dict[str, str]) -> None:
-    path = shared_dir / "fixtures/tau2/voice_full_duplex"
-    if not path.is_dir():
-        pytest.skip(f"τ2 fixture not found at {path}")
-    data = audit_json(str(path), env=child_env)
+def test_tau2_results(child_env: dict[str, str]) -> None:
+    data = audit_json(str(TAU2_FIXTURES / "voice_full_duplex"), env=child_env)
     rows = {r["behavior"]: r for r in data["turn_taking"]}
     assert rows["interruption"]["condition"]["policy"] == "tau-voice"
     assert rows["interruption"]["opportunities"] == 270

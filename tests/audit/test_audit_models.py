@@ -1,6 +1,6 @@
 """`cutin audit` on τ2 results (issue 14): the user simulator's model apart from the
 agent's, and speech effects configured versus realized. Real files from
-../shared/fixtures/tau2; variants written to tmp_path."""
+tests/fixtures/tau2; variants written to tmp_path."""
 
 from __future__ import annotations
 
@@ -15,25 +15,19 @@ from replay.audit_load import load_conversations
 from replay.audit_report import build_report
 from replay.audit_sessions import DEFAULT_BY, DEFAULT_DISFLUENCY_BY
 from tests.audit.test_audit_cli import audit_json
+from tests.conftest import TAU2_FIXTURES
 
 from ..replay.test_tau2_versions import ENV
 
 
-def _fixture(shared_dir: Path, name: str) -> Path:
-    path = shared_dir / "fixtures/tau2" / name
-    if not path.exists():
-        pytest.skip(f"τ2 fixture not found at {path}")
-    return path
+@pytest.fixture
+def airline() -> Path:
+    return TAU2_FIXTURES / "text_airline_results.json"
 
 
 @pytest.fixture
-def airline(shared_dir: Path) -> Path:
-    return _fixture(shared_dir, "text_airline_results.json")
-
-
-@pytest.fixture
-def voice(shared_dir: Path) -> Path:
-    return _fixture(shared_dir, "voice_full_duplex")
+def voice() -> Path:
+    return TAU2_FIXTURES / "voice_full_duplex"
 
 
 def _relabel(src: Path, dst: Path, *, user: str) -> Path:

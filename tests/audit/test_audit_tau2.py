@@ -14,8 +14,7 @@ from replay.audit_load import load_conversations
 from replay.audit_report import build_report
 from replay.audit_tau2 import consultations
 from replay.load import load_path
-
-FIXTURE = "fixtures/tau2/voice_full_duplex"
+from tests.conftest import TAU2_FIXTURES
 
 
 def tick(k: int, agent: bool, user: bool, action: str | None) -> dict[str, Any]:
@@ -81,11 +80,8 @@ def test_crafted_simulation_rows(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def fixture_dir(shared_dir: Path) -> Path:
-    path = shared_dir / FIXTURE
-    if not path.is_dir():
-        pytest.skip(f"τ2 fixture not found at {path}")
-    return path
+def fixture_dir() -> Path:
+    return TAU2_FIXTURES / "voice_full_duplex"
 
 
 def raw_counts(sim_file: Path) -> tuple[int, int, int]:
@@ -115,7 +111,7 @@ def raw_counts(sim_file: Path) -> tuple[int, int, int]:
     )
 
 
-def test_the_fixture_audit(fixture_dir: Path, shared_dir: Path) -> None:
+def test_the_fixture_audit(fixture_dir: Path) -> None:
     convs, _ = load_conversations([fixture_dir])
     assert len(convs) == 3
     by_id = {c.id: c for c in convs}
@@ -129,9 +125,8 @@ def test_the_fixture_audit(fixture_dir: Path, shared_dir: Path) -> None:
         assert conv.warnings == []  # every backchannel fell on the schedule
     report = build_report(convs, ["policy"], resamples=50)
     rows = {r["behavior"]: r for r in report.turn_taking}
-    expected = json.loads(
-        (shared_dir / "fixtures/tau2/voice_full_duplex.expected_metrics.json").read_text()
-    )["counts"]
+    golden = TAU2_FIXTURES / "voice_full_duplex.expected_metrics.json"
+    expected = json.loads(golden.read_text())["counts"]
     # τ-Voice's own count of the user's backchannels in these three simulations.
     assert rows["backchannel"]["actions"] == expected["backchannel_total"] == 3
     # Classifier interruptions are a subset of τ2's user barge-ins.
@@ -146,11 +141,8 @@ def test_the_fixture_audit(fixture_dir: Path, shared_dir: Path) -> None:
     assert sum(rows["interruption"]["positions"].values()) == rows["interruption"]["actions"]
 
 
-def test_half_duplex_text_is_audited_for_disfluency(shared_dir: Path) -> None:
-    path = shared_dir / "fixtures/tau2/text_airline_results.json"
-    if not path.is_file():
-        pytest.skip(f"τ2 fixture not found at {path}")
-    convs, _ = load_conversations([path])
+def test_half_duplex_text_is_audited_for_disfluency() -> None:
+    convs, _ = load_conversations([TAU2_FIXTURES / "text_airline_results.json"])
     report = build_report(convs, ["policy", "user.model"], resamples=50)
     assert report.turn_taking == []
     (row,) = report.disfluency

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import TAU2_FIXTURES
 from tests.fuzz import hostile
 from tests.support.cli import run_cutin
 
@@ -35,9 +36,10 @@ def test_hostile_files_big_run(tmp_path: Path) -> None:
     _assert_clean(SLOW_CASES, seed=7, tmp_path=tmp_path)
 
 
-def test_tau2_seeds_are_used_when_the_shared_fixtures_are_there(tmp_path: Path) -> None:
-    if not hostile.TAU2_DIR.is_dir():
-        pytest.skip(f"no τ2 fixtures at {hostile.TAU2_DIR} (the shared folder beside the repo)")
+def test_tau2_seeds_come_from_the_fixtures_in_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hostile, "TAU2_DIR", TAU2_FIXTURES)
     kinds = {s.kind for s in hostile._tau2_seeds(tmp_path)}
     assert kinds == {"tau2-file", "tau2-dir", "tau2-sidecar"}
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 import prompts
 from prompts import disfluency, interruption, tau_voice, user_sim
+from tests.conftest import PAPER_APPENDICES
 
 MINE = [n for n in prompts.template_names() if not n.startswith("judge_")]
 PUBLISHED = [
@@ -113,11 +113,9 @@ def test_tau_voice_history_format_matches_tau2() -> None:
 # --- against the paper's own text ---------------------------------------------------
 
 
-def _paper(shared: Path) -> str:
-    path = shared / "seed" / "prompts-versus-rules.txt"
-    if not path.is_file():
-        pytest.skip(f"method paper not found at {path}")
-    return path.read_text(encoding="utf-8")
+def _paper() -> str:
+    """The paper's Appendix A and B, verbatim (tests/fixtures/paper, see its README)."""
+    return PAPER_APPENDICES.read_text(encoding="utf-8")
 
 
 def _as_sent(latex: str) -> str:
@@ -125,14 +123,15 @@ def _as_sent(latex: str) -> str:
     return latex.replace("---", "—").replace("’", "'").strip()
 
 
-def _appendix(paper: str, start: str, end: str) -> list[str]:
+def _appendix(paper: str, start: str, end: str | None) -> list[str]:
+    """The non-blank lines from ``start`` up to ``end`` (None: to the end of the excerpt)."""
     first = paper.index(start)
-    body = paper[first : paper.index(end, first)]
+    body = paper[first : paper.index(end, first) if end is not None else len(paper)]
     return [line for line in body.splitlines() if line.strip()]
 
 
-def test_disfluency_prompts_match_appendix_a(shared_dir: Path) -> None:
-    lines = _appendix(_paper(shared_dir), "Appendix A Verbatim", "Appendix B")
+def test_disfluency_prompts_match_appendix_a() -> None:
+    lines = _appendix(_paper(), "Appendix A Verbatim", "Appendix B")
     ours = next(line for line in lines if line.startswith("Speech style"))
     bracket = re.search(r"\[(.*?)\]", ours)
     assert bracket is not None
@@ -147,10 +146,8 @@ def test_disfluency_prompts_match_appendix_a(shared_dir: Path) -> None:
     assert disfluency.directive("tau-voice").splitlines() == [*tau_lines, _as_sent(mv)]
 
 
-def test_classifier_prompts_contain_every_quoted_fragment_of_appendix_b(
-    shared_dir: Path,
-) -> None:
-    lines = _appendix(_paper(shared_dir), "Appendix B $\\tau$-Voice", "Appendix C")
+def test_classifier_prompts_contain_every_quoted_fragment_of_appendix_b() -> None:
+    lines = _appendix(_paper(), "Appendix B $\\tau$-Voice", None)
     interruption_start = lines.index(next(x for x in lines if x.startswith("The agent is CURR")))
     backchannel_start = lines.index("Backchanneling:")
     quoted = {

@@ -160,9 +160,3 @@ def standard_call(path: Path) -> Path:
         EndEvent(t=25.0, reason="hangup"),
     ]
     return write_log(path, events)
-
-
-def shared_fixtures() -> Path | None:
-    """The τ2 fixtures folder beside the repository, if present."""
-    root = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "tau2"
-    return root.resolve() if root.is_dir() else None

@@ -10,13 +10,11 @@ import pytest
 
 from cutin_tui.cli import main
 from replay.load import load_paths
+from tests.conftest import TAU2_FIXTURES
 from tests.support.cli import run_cutin
 from tests.support.openai_server import OpenAIServer, Reply
 
-from .craft import shared_fixtures, standard_call
-
-FIXTURES = shared_fixtures()
-needs_tau2 = pytest.mark.skipif(FIXTURES is None, reason="../shared/fixtures/tau2 not found")
+from .craft import standard_call
 
 
 def test_judge_rules_appends_verdicts_without_touching_earlier_lines(
@@ -85,13 +83,11 @@ def test_judge_llm_without_key_or_endpoint_is_a_usage_error(
     assert "no API key" in capsys.readouterr().err
 
 
-@needs_tau2
 def test_judge_on_tau2_writes_a_sidecar_that_report_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert FIXTURES is not None
     results = tmp_path / "airline.json"
-    shutil.copyfile(FIXTURES / "text_airline_results.json", results)
+    shutil.copyfile(TAU2_FIXTURES / "text_airline_results.json", results)
     original = results.read_bytes()
     first = load_paths([results])[0].id
     assert main(["judge", str(results), "--trial", first]) == 0
@@ -111,13 +107,11 @@ def test_judge_on_tau2_writes_a_sidecar_that_report_reads(
     assert judges == {"tau2", "rules"}
 
 
-@needs_tau2
 def test_judge_where_the_sidecar_cannot_go_says_to_use_sidecar(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert FIXTURES is not None
     run = tmp_path / "voice"
-    shutil.copytree(FIXTURES / "voice_full_duplex", run)
+    shutil.copytree(TAU2_FIXTURES / "voice_full_duplex", run)
     (tmp_path / "voice.cutin-verdicts.jsonl").mkdir()  # the default place is taken
     assert main(["judge", str(run)]) == 2
     assert "pass --sidecar FILE" in capsys.readouterr().err
@@ -127,12 +121,10 @@ def test_judge_where_the_sidecar_cannot_go_says_to_use_sidecar(
     assert len(trials) == 3 and all(any(v.name == "yield" for v in t.verdicts) for t in trials)
 
 
-@needs_tau2
 def test_report_md_on_the_airline_results_lists_50_trials_22_failed(
     child_env: dict[str, str],
 ) -> None:
-    assert FIXTURES is not None
-    proc = run_cutin("report", str(FIXTURES / "text_airline_results.json"), "--format", "md",
+    proc = run_cutin("report", str(TAU2_FIXTURES / "text_airline_results.json"), "--format", "md",
                  env=child_env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "50 trials · 22 failed · 28 passed" in proc.stdout

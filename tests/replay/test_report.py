@@ -11,8 +11,9 @@ import pytest
 from replay.judges.rules import judge_trial
 from replay.load import load_paths
 from replay.report import build_report, render, render_html, render_json, render_markdown
+from tests.conftest import TAU2_FIXTURES
 
-from .craft import shared_fixtures, standard_call
+from .craft import standard_call
 
 TRIAL_KEYS = {"id", "task_id", "reward", "failed", "judged", "source", "kind", "mode",
               "duration_s", "verdict_counts", "verdicts", "turns", "warnings"}  # fmt: skip
@@ -60,12 +61,9 @@ def test_json_form_has_the_documented_keys(tmp_path: Path) -> None:
     assert yield_v["data"] == {"yield_latency_s": 0.0, "talk_over_s": 0.0}
 
 
-@pytest.mark.skipif(shared_fixtures() is None, reason="../shared/fixtures/tau2 not found")
 def test_tick_trials_carry_tau_voice_metrics_with_the_golden_names() -> None:
-    root = shared_fixtures()
-    assert root is not None
-    report = build_report(load_paths([root / "voice_full_duplex"]))
-    expected = json.loads((root / "voice_full_duplex.expected_metrics.json").read_text())
+    report = build_report(load_paths([TAU2_FIXTURES / "voice_full_duplex"]))
+    expected = json.loads((TAU2_FIXTURES / "voice_full_duplex.expected_metrics.json").read_text())
     assert report["tau_voice_metrics"] == expected
     per_trial = [t["tau_voice_metrics"] for t in report["trials"]]
     assert sum(m["counts"]["response_total"] for m in per_trial) == 35

@@ -10,6 +10,7 @@ from replay.judges.rules import judge_trial, success_verdicts
 from replay.load import load_paths
 from replay.model import Trial, Verdict
 from sessions.log.models import Event
+from tests.conftest import TAU2_FIXTURES
 
 from .craft import (
     A0,
@@ -18,7 +19,6 @@ from .craft import (
     backchannel,
     cut_time,
     interruption,
-    shared_fixtures,
     standard_call,
     user,
     write_log,
@@ -161,11 +161,8 @@ def test_success_phrases_must_be_in_spoken_words(tmp_path: Path) -> None:
     assert A0.startswith("Thanks for calling")
 
 
-@pytest.mark.skipif(shared_fixtures() is None, reason="../shared/fixtures/tau2 not found")
 def test_tick_trials_get_yield_and_backchannel_verdicts() -> None:
-    root = shared_fixtures()
-    assert root is not None
-    trials = load_paths([root / "voice_full_duplex"])
+    trials = load_paths([TAU2_FIXTURES / "voice_full_duplex"])
     verdicts = [v for t in trials for v in judge_trial(t)]
     yields = named(verdicts, "yield")
     assert len(yields) == 23 and all(v.label == "pass" for v in yields)  # R_Y = 1.0

@@ -11,9 +11,7 @@ import pytest
 
 from replay.errors import LoadError
 from replay.load import load_batch
-from tests.conftest import SHARED_DIR
-
-TAU2 = SHARED_DIR / "fixtures" / "tau2"
+from tests.conftest import TAU2_FIXTURES
 
 
 def _sim(**fields: Any) -> dict[str, Any]:
@@ -105,10 +103,7 @@ def test_a_bad_tick_keeps_its_place_on_the_timeline(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["text_airline_results.json", "voice_full_duplex"])
 def test_real_tau2_files_pass_the_checks_untouched(name: str) -> None:
-    path = TAU2 / name
-    if not path.exists():
-        pytest.skip(f"shared τ2 fixture not found (looked for {path})")
-    batch = load_batch([path])
+    batch = load_batch([TAU2_FIXTURES / name])
     assert batch.trials
     assert not [w for w in batch.warnings if "ignored (" in w or "bad record" in w]
 

@@ -1,4 +1,4 @@
-"""Importing real τ2-bench result files (../shared/fixtures/tau2)."""
+"""Importing real τ2-bench result files (tests/fixtures/tau2)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,12 @@ import pytest
 
 from replay.errors import LoadError
 from replay.load import load_batch, load_paths
-
-from .craft import shared_fixtures
-
-FIXTURES = shared_fixtures()
-pytestmark = pytest.mark.skipif(FIXTURES is None, reason="../shared/fixtures/tau2 not found")
+from tests.conftest import TAU2_FIXTURES
 
 
 @pytest.fixture(scope="module")
 def tau2() -> Path:
-    assert FIXTURES is not None
-    return FIXTURES
+    return TAU2_FIXTURES
 
 
 def test_monolithic_results_50_trials_22_failed(tau2: Path) -> None:

@@ -1,8 +1,8 @@
 """τ2-bench files as people have them (issue 14): every layout, the version, fields
 cutin does not know, control tokens, τ2's own review, effects and environments.
 
-Real files: ``../shared/fixtures/tau2`` (upstream) and ``tests/replay/tau2_files``
-(excerpts from public τ2 runs; sources and licences in its README). Variants
+Real files: ``tests/fixtures/tau2`` (upstream) and ``tests/fixtures/tau2_excerpts``
+(excerpts from public τ2 runs); sources and licences in their READMEs. Variants
 (a wrapper, a review, an effect timeline) are made in ``tmp_path`` from real files.
 """
 
@@ -21,19 +21,10 @@ from replay.load import load_path
 from replay.report import build_report, render_html, render_markdown
 from replay.tau2.effects import configured, environment_label, realized
 from replay.tau2.version import SIMULATION_FIELDS, generation
+from tests.conftest import TAU2_EXCERPTS, TAU2_FIXTURES
 
-from .craft import shared_fixtures
-
-HERE = Path(__file__).parent / "tau2_files"
-PIPECAT = HERE / "pipecat_voice_retail_trajectory.json"
-FORK_GEN1 = HERE / "fork_gen1_convalidacion_results.json"
-FIXTURES = shared_fixtures()
-needs_shared = pytest.mark.skipif(FIXTURES is None, reason="../shared/fixtures/tau2 not found")
-
-
-def _shared() -> Path:
-    assert FIXTURES is not None
-    return FIXTURES
+PIPECAT = TAU2_EXCERPTS / "pipecat_voice_retail_trajectory.json"
+FORK_GEN1 = TAU2_EXCERPTS / "fork_gen1_convalidacion_results.json"
 
 
 def _write(path: Path, data: Any) -> Path:
@@ -74,9 +65,8 @@ def test_a_simulation_run_record_loads_with_its_task(tmp_path: Path) -> None:
         load_path(bad)
 
 
-@needs_shared
-def test_versions_of_the_shared_files() -> None:
-    mono = load_path(_shared() / "text_airline_results.json").trials[0]
+def test_versions_of_the_upstream_files() -> None:
+    mono = load_path(TAU2_FIXTURES / "text_airline_results.json").trials[0]
     assert mono.meta["tau2_version"] == {
         "layout": "monolithic",
         "generation": 5,
@@ -84,9 +74,9 @@ def test_versions_of_the_shared_files() -> None:
         "git_commit": "121283b87f0e5e14917e9fea3a6411e90408a6e1",
         "label": "τ2 gen 5 · monolithic · git 121283b",
     }
-    voice = load_path(_shared() / "voice_full_duplex").trials
+    voice = load_path(TAU2_FIXTURES / "voice_full_duplex").trials
     assert {t.meta["tau2_version"]["label"] for t in voice} == {"τ2 gen 2 · dir · git c0dd233"}
-    one = next((_shared() / "voice_full_duplex" / "simulations").glob("*.json"))
+    one = next((TAU2_FIXTURES / "voice_full_duplex" / "simulations").glob("*.json"))
     (lone,) = load_path(one).trials
     assert lone.meta["tau2_version"]["layout"] == "simulation"
     assert lone.meta["tau2_version"]["git_commit"].startswith("c0dd233")  # from results.json
@@ -121,9 +111,8 @@ def test_generation_reads_the_newest_marker_key() -> None:
 # ---- unknown fields -----------------------------------------------------------------
 
 
-@needs_shared
 def test_unknown_fields_are_kept_and_named_once(tmp_path: Path) -> None:
-    data = json.loads((_shared() / "text_airline_results.json").read_text())
+    data = json.loads((TAU2_FIXTURES / "text_airline_results.json").read_text())
     data["leaderboard_note"] = "submitted"
     for sim in data["simulations"][:3]:
         sim["judge_scores"] = {"naturalness": 4}
@@ -159,9 +148,8 @@ def test_record_fields_beside_the_run_are_kept(tmp_path: Path) -> None:
 # ---- control tokens -----------------------------------------------------------------
 
 
-@needs_shared
 def test_control_tokens_are_call_events_never_speech() -> None:
-    trials = load_path(_shared() / "text_airline_results.json").trials
+    trials = load_path(TAU2_FIXTURES / "text_airline_results.json").trials
     assert not any("###" in t.text for trial in trials for t in trial.turns)
     kinds = Counter(e.kind for trial in trials for t in trial.turns for e in t.events)
     # 24 bare ###TRANSFER### messages and 3 more after words; STOP ends 21 calls.
@@ -177,9 +165,8 @@ def test_control_tokens_are_call_events_never_speech() -> None:
     assert turn.events_of("hang_up")[0].label == "hang-up (###STOP###)"
 
 
-@needs_shared
 def test_a_bare_token_message_adds_no_turn(tmp_path: Path) -> None:
-    data = json.loads((_shared() / "text_airline_results.json").read_text())
+    data = json.loads((TAU2_FIXTURES / "text_airline_results.json").read_text())
     sim = next(
         s for s in data["simulations"] if s["messages"][-1].get("content") == "###TRANSFER###"
     )
@@ -316,9 +303,8 @@ def test_effect_timeline_lands_on_the_turn_where_it_happens(tmp_path: Path) -> N
     assert "speech environment: regular · outdoor" in render_markdown([trial])
 
 
-@needs_shared
 def test_tick_effects_during_speech_become_effect_events() -> None:
-    trials = load_path(_shared() / "voice_full_duplex").trials
+    trials = load_path(TAU2_FIXTURES / "voice_full_duplex").trials
     inside = [(t, e) for tr in trials for t in tr.turns for e in t.events if e.kind == "effect"]
     assert len(inside) == 13
     for trial in trials:
@@ -359,12 +345,11 @@ def test_a_control_token_in_tick_text_is_a_call_event(tmp_path: Path) -> None:
     assert last.text == "" and [e.kind for e in last.events] == ["hang_up"]
 
 
-@needs_shared
 def test_a_dir_layout_with_a_format_version(tmp_path: Path) -> None:
     import shutil
 
     copy = tmp_path / "run"
-    shutil.copytree(_shared() / "voice_full_duplex", copy)
+    shutil.copytree(TAU2_FIXTURES / "voice_full_duplex", copy)
     meta = json.loads((copy / "results.json").read_text())
     meta["format_version"] = 2  # what newer dir layouts carry (τ2 drops it on load)
     _write(copy / "results.json", meta)

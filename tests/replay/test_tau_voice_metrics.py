@@ -10,8 +10,8 @@ import pytest
 from replay.load import load_paths
 from replay.tau_voice_metrics import COUNT_FIELDS, METRIC_FIELDS, events_for, metrics_for_timelines
 from replay.ticks import TickTimeline
+from tests.conftest import TAU2_FIXTURES
 
-from .craft import shared_fixtures
 from .tickspec import ticks
 
 
@@ -27,13 +27,10 @@ def outcomes(agent: str, user: str, **kw: object) -> list[str]:
     return [e.outcome for e in events_for(tl)]
 
 
-@pytest.mark.skipif(shared_fixtures() is None, reason="../shared/fixtures/tau2 not found")
 def test_equals_the_published_golden_metrics_exactly() -> None:
-    root = shared_fixtures()
-    assert root is not None
-    trials = load_paths([root / "voice_full_duplex"])
+    trials = load_paths([TAU2_FIXTURES / "voice_full_duplex"])
     got = metrics_for_timelines([t.ticks for t in trials if t.ticks is not None])
-    expected = json.loads((root / "voice_full_duplex.expected_metrics.json").read_text())
+    expected = json.loads((TAU2_FIXTURES / "voice_full_duplex.expected_metrics.json").read_text())
     assert got is not None and got == expected  # same names, same floats, same counts
     assert list(got) == [*METRIC_FIELDS, "counts"]
     assert list(got["counts"]) == list(COUNT_FIELDS)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import TAU2_FIXTURES
 from tests.support.pulse import pulse_server
 from tests.tui_replay.logs import write_demo_log
 
 __all__ = ["pulse_server"]  # the session fixture, registered for this folder
 
-TAU2_AIRLINE = SHARED_DIR / "fixtures" / "tau2" / "text_airline_results.json"
+TAU2_AIRLINE = TAU2_FIXTURES / "text_airline_results.json"
 
 
 @pytest.fixture
@@ -25,7 +25,5 @@ def demo_log(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def tau2_airline() -> Path:
-    """The shared τ2-bench airline results (50 trials, 22 failed)."""
-    if not TAU2_AIRLINE.is_file():
-        pytest.skip(f"shared τ2 fixture not found (looked for {TAU2_AIRLINE})")
-    return TAU2_AIRLINE.resolve()
+    """The τ2-bench airline results in tests/fixtures/tau2 (50 trials, 22 failed)."""
+    return TAU2_AIRLINE

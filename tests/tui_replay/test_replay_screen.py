@@ -14,6 +14,7 @@ from cutin_tui.turn_layout import TurnTable
 from cutin_tui.widgets.turn_view import TurnView
 from replay.load import load_batch, load_log
 from sessions.settings import Settings
+from tests.conftest import TAU2_FIXTURES
 from tests.tui_replay.helpers import SIZE, NotedApp, loaded
 from tests.tui_replay.logs import write_demo_log, write_plain_log
 
@@ -353,11 +354,8 @@ async def test_filtering_keeps_the_focused_turn(demo_log: Path, tmp_path: Path) 
         assert screen.turn_view.cursor == row
 
 
-async def test_full_duplex_tick_trials_show_cuts_without_transcripts(shared_dir: Path) -> None:
-    folder = shared_dir / "fixtures" / "tau2" / "voice_full_duplex"
-    if not folder.is_dir():
-        pytest.skip(f"shared τ2 voice fixture not found ({folder})")
-    app = ReplayApp([folder])
+async def test_full_duplex_tick_trials_show_cuts_without_transcripts() -> None:
+    app = ReplayApp([TAU2_FIXTURES / "voice_full_duplex"])
     async with app.run_test(size=SIZE) as pilot:
         screen = await loaded(pilot)
         assert screen.trial_list.option_count == 3
