@@ -16,6 +16,7 @@ from cutin_tui.call_driver import CallDriver, RealtimeDriver, VirtualDriver
 from sessions.agents.base import Agent
 from sessions.agents.scripted import ScriptedAgent
 from sessions.call import CallConfig, CallLoop, Recorder
+from sessions.call.adapt import RuleAdapter
 from sessions.call.voice import Voice
 from sessions.call.voice_setup import VoiceSpec, build_voice
 from sessions.log.models import AgentInfo
@@ -73,6 +74,8 @@ class CallOptions:
     input_device: int | None = None
     output_device: int | None = None
     listen: bool = False
+    adapt: bool = False
+    """--adapt: the rule's thresholds follow the agent's rhythm, measured live."""
     """A black-box call: play the line on the output device."""
 
     def voice_spec(self) -> VoiceSpec:
@@ -172,8 +175,16 @@ def build_loop(
     simulator = None
     if llm is not None and (options.simulator or options.agent == "openai"):
         simulator = _simulator(llm, scenario)
+    adapter = RuleAdapter() if options.adapt else None
     loop = CallLoop(
-        config, agent, user=None, policy=policy, shadow=shadow, virtual=virtual, voice=voice
+        config,
+        agent,
+        user=None,
+        policy=policy,
+        shadow=shadow,
+        virtual=virtual,
+        voice=voice,
+        adapter=adapter,
     )
     return loop, info, simulator
 

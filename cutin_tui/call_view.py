@@ -28,6 +28,7 @@ from sessions.log.models import (
     Interruption,
     LineEvent,
     Opportunity,
+    RuleCalibration,
     ShortPause,
     TurnEnd,
     UserTurn,
@@ -146,6 +147,8 @@ class DecisionView:
     """The shadow policy's decision at the same opportunity, when one runs."""
     outcome: str | None = None
     """What a black-box agent did after the action this decision took (its agent_yield)."""
+    adapt: str | None = None
+    """``--adapt``: the calibration in force (what was measured, what was set)."""
 
 
 @dataclass
@@ -192,6 +195,8 @@ class CallView:
     last_t: float = 0.0
     ended: str | None = None
     errors: int = 0
+    calibration: str | None = None
+    """``--adapt``: the latest calibration's one-line summary."""
     caller_words: int = 0
     caller_disfluencies: int = 0
     """Fillers + repetitions in what the caller said (the independent counter)."""
@@ -304,6 +309,10 @@ class CallView:
             if self.line is None:
                 self.line = LineView()
             self.line.apply(event)
+        elif isinstance(event, RuleCalibration):
+            self.calibration = event.summary or None
+            if event.summary:
+                self.note(clean_text(event.summary), "info")
         elif isinstance(event, ErrorEvent):
             self.errors += 1
             self.note(clean_text(f"error in {event.where or 'call'}: {event.message}"), "error")
@@ -400,6 +409,7 @@ class CallView:
             autos=dict(autos) if isinstance(autos, dict) else None,
             policy=event.policy,
             llm=event.llm,
+            adapt=self.calibration if event.policy == "rules" else None,
         )
 
     def take_changed(self) -> set[int]:

@@ -273,6 +273,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         "shows both decisions (with LLM calls, latency and tokens)",
     )
     llm.add_argument(
+        "--adapt",
+        action="store_true",
+        help="calibrate the rule's thresholds to the agent's rhythm, measured over the call's "
+        "first 3 agent turns (the paper's constants until then), so a dial means the same "
+        "actions per agent turn on any agent (docs/adaptive-rules.md); logged as "
+        "'calibration' events",
+    )
+    llm.add_argument(
         "--suggest",
         action="store_true",
         help="offer LLM-suggested caller replies on F9 (on by default with --agent openai)",
@@ -362,6 +370,8 @@ def run(args: argparse.Namespace) -> int:
     _preflight(args, stt)
     if args.listen and not on_line:
         raise CliError("--listen needs --agent twilio:ws://... or realtime (a line to listen to)")
+    if args.adapt and on_line:
+        raise CliError("--adapt is not supported for a black-box agent's line yet")
     local_audio = (args.speech != "text" and not on_line) or (
         on_line and (args.listen or args.input == "mic")
     )
@@ -390,6 +400,7 @@ def run(args: argparse.Namespace) -> int:
         input_device=input_device,
         output_device=output_device,
         listen=args.listen,
+        adapt=args.adapt,
     )
     if args.shadow is not None and args.shadow == args.policy:
         raise CliError(f"--shadow {args.shadow} is already the acting --policy")

@@ -71,6 +71,9 @@ class DecisionLine(Widget, can_focus=False):
                 out.append("✓ " if check.passed else "✗ ", ok if check.passed else bad)
                 out.append(check.text)
                 used += piece
+        if d.adapt:
+            out.append("\n")
+            out.append(d.adapt, rule_style)
         if d.shadow is not None:
             out.append("\n")
             out.append(f"shadow {d.shadow.policy} ".ljust(LABEL), rule_style)

@@ -7,8 +7,9 @@ has seen and turns each calibration into a ``calibration`` log event. Two source
   voice style (its profile's rate and pauses) a few times with seeds of its own:
   how this agent speaks, measured without looking at the call to come. Used when
   the agent is scripted and speaks on the text clock; the calibration is made once.
-* ``live``: the agent turns of this call as they end (a cut turn as far as it was
-  heard). The paper's constants apply until :data:`controls.adapt.MIN_TURNS` turns
+* ``live``: the agent turns of this call as they end (a cut turn whole, as the agent
+  planned it and its voice timed it: cut short, it would end at the very pause the rule
+  fired at). The paper's constants apply until :data:`controls.adapt.MIN_TURNS` turns
   have ended; then every ended turn recalibrates, over the last ``window`` turns.
 
 A change of dials recalibrates too (the thresholds belong to one dial setting).

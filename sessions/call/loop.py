@@ -703,7 +703,9 @@ class CallLoop(LoopCommands):
         self.history.append(Message("assistant", cut.spoken, truncated=True))
         self._turn = None
         self.detector.reset()
-        self._observe_turn(turn.index, turn.track.words[: cut.cut_word], t, ended=False)
+        # The whole turn as the agent planned it: measured up to the cut only, every cut
+        # would end at the pause the rule fired at, and the rhythm would look pauseless.
+        self._observe_turn(turn.index, turn.track.words, t, ended=True)
 
     def _backchannel(self, t: float, *, trigger: str, token: str | None = None) -> None:
         turn = self._turn
