@@ -134,7 +134,14 @@ class TranscriptView(ScrollView, can_focus=False):
     # -- drawing
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"transcript--{name}", partial=True)
+        style = self.get_component_rich_style(f"transcript--{name}", partial=True)
+        if style.color is None:
+            return style
+        # A colour given with alpha ($text-disabled, $text-muted) is blended with the
+        # background only in the full style; the partial one keeps it unblended, which
+        # drew the dimmed unheard rest of a cut turn white, brighter than the heard words.
+        full = self.get_component_rich_style(f"transcript--{name}")
+        return style + Style(color=full.color)
 
     def _label(self, entry: Entry) -> Text:
         if isinstance(entry, AgentEntry):
