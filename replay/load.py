@@ -51,6 +51,8 @@ from sessions.safe_files import (
     parse_json,
     read_bytes,
     read_head,
+    shown_name,
+    terminal_line,
 )
 
 _WRITE_BACK = frozenset({"source"})
@@ -70,15 +72,19 @@ def load_path(path: Path | str, *, skip_bad: bool = False) -> Batch:
     if not exists(p):
         raise LoadError(f"{p}: no such file or directory")
     try:
-        if is_dir(p):
-            return _load_dir(p, skip_bad=skip_bad)
-        return _load_file(p)
-    except LoadError:
-        raise
-    except FileError as exc:  # from the safe reader or the log reader
-        raise LoadError(str(exc)) from None
+        batch = _load_dir(p, skip_bad=skip_bad) if is_dir(p) else _load_file(p)
+    except FileError as exc:  # LoadError, or from the safe reader or the log reader
+        # One inert line wherever it is shown (a terminal, the replay screen, a report),
+        # whatever the file's name or text holds.
+        raise LoadError(terminal_line(str(exc))) from None
     except OSError as exc:  # a folder or file we may not read (EACCES): one line too
-        raise LoadError(f"{exc.filename or p}: cannot read: {exc.strerror or exc}") from None
+        where = shown_name(exc.filename or p)
+        raise LoadError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    # Warnings name files too (a skipped log, a simulation that cannot be read).
+    batch.warnings = [terminal_line(w) for w in batch.warnings]
+    for trial in batch.trials:
+        trial.warnings = [terminal_line(w) for w in trial.warnings]
+    return batch
 
 
 def load_batch(paths: Iterable[Path | str], *, skip_bad: bool = False) -> Batch:

@@ -249,21 +249,22 @@ def _strerror(exc: OSError) -> str:
 def read_bytes(path: Path | str, *, max_bytes: int = MAX_BYTES) -> bytes:
     """The bytes of the regular file ``path`` (at most ``max_bytes``)."""
     p = Path(path)
+    name = shown_name(p)  # messages name the file one-line and inert, whatever it holds
     try:
         st = os.stat(p)
     except OSError as exc:
-        raise FileError(f"{p}: cannot read: {_strerror(exc)}") from None
+        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise FileError(f"{p}: cannot read: {_kind(st.st_mode)}, not a regular file")
+        raise FileError(f"{name}: cannot read: {_kind(st.st_mode)}, not a regular file")
     if st.st_size > max_bytes:
-        raise FileError(f"{p}: too large ({st.st_size:,} bytes; the limit is {max_bytes:,})")
+        raise FileError(f"{name}: too large ({st.st_size:,} bytes; the limit is {max_bytes:,})")
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise FileError(f"{p}: cannot read: {_strerror(exc)}") from None
+        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the check
-            raise FileError(f"{p}: cannot read: not a regular file")
+            raise FileError(f"{name}: cannot read: not a regular file")
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -272,10 +273,10 @@ def read_bytes(path: Path | str, *, max_bytes: int = MAX_BYTES) -> bytes:
                 break
             size += len(chunk)
             if size > max_bytes:
-                raise FileError(f"{p}: too large (over {max_bytes:,} bytes)")
+                raise FileError(f"{name}: too large (over {max_bytes:,} bytes)")
             chunks.append(chunk)
     except OSError as exc:
-        raise FileError(f"{p}: cannot read: {_strerror(exc)}") from None
+        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
     finally:
         os.close(fd)
     return b"".join(chunks)
@@ -311,6 +312,7 @@ _BOMS = (
 
 def decode_text(raw: bytes, where: Path | str, *, clean: Callable[[str], str] = clean_text) -> str:
     """Strict UTF-8 (an initial BOM is dropped), then ``clean`` (:func:`clean_text`)."""
+    where = shown_name(where)
     for bom, name in _BOMS:
         if raw.startswith(bom):
             raise FileError(f"{where}: {name} text; cutin reads UTF-8 (re-save the file as UTF-8)")
@@ -398,6 +400,7 @@ def check_tree(value: Any, where: str, *, strings: Callable[[str], str] = clean_
     """Walk a parsed JSON/TOML value without recursion: nesting at most
     :data:`MAX_DEPTH`, numbers finite, integers bounded, strings (values and keys)
     passed through ``strings``. Returns the value; containers are fixed in place."""
+    where = shown_name(where)
 
     def fix(v: Any, path: tuple[str | int, ...]) -> Any:
         if isinstance(v, str):
@@ -459,6 +462,7 @@ def parse_json(
     """Parse ``text`` (one JSON document, or one JSONL line when ``line`` is given)
     under the limits above; every string goes through ``strings``. ``where`` is the
     file, for messages."""
+    where = shown_name(where)
     at = f"{where}:{line}" if line is not None else where
     try:
         value = json.loads(
@@ -490,6 +494,7 @@ def read_json(path: Path | str, *, max_bytes: int = MAX_BYTES) -> Any:
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:
     """TOML under the same limits (TOML allows ``inf`` and ``nan``; cutin does not)."""
+    where = shown_name(where)
     try:
         data = tomllib.loads(clean_text(text))
     except tomllib.TOMLDecodeError as exc:

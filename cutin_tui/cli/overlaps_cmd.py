@@ -86,6 +86,7 @@ def _problem(text: str) -> None:
 
 def _check(paths: list[Path]) -> int:
     from replay.gallery import GalleryError, check_expectations, load_entry, run_entry
+    from sessions.safe_files import shown_name, terminal_line
 
     bad = 0
     for path in paths:
@@ -99,9 +100,9 @@ def _check(paths: list[Path]) -> int:
         if failures:
             bad += 1
             for failure in failures:
-                print(f"{path}: {failure}", file=sys.stderr)
+                print(f"{shown_name(path)}: {terminal_line(failure)}", file=sys.stderr)
         else:
-            print(f"{path}: ok — {entry.title} ({entry.made_by_text})")
+            print(f"{shown_name(path)}: ok — {entry.title} ({entry.made_by_text})")
     return 1 if bad else 0
 
 

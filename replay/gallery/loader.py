@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from replay.gallery.model import GalleryEntry, GalleryError, scenario_defaults
-from sessions.safe_files import FileError, parse_toml, read_text
+from sessions.safe_files import FileError, exists, parse_toml, read_text, shown_name
 from sessions.scenarios import Scenario, ScenarioError, load_scenario
 
 _DATA = "replay.gallery.data"
@@ -66,13 +66,13 @@ def parse_entry(text: str, where: str) -> GalleryEntry:
 def load_entry(path: str | Path) -> GalleryEntry:
     """One entry file by path."""
     p = Path(path)
-    if not p.exists():
-        raise GalleryError(f"{p}: no such gallery file")
+    if not exists(p):
+        raise GalleryError(f"{shown_name(p)}: no such gallery file")
     try:
         text = read_text(p)
     except FileError as exc:
         raise GalleryError(str(exc)) from None
-    return parse_entry(text, str(p))
+    return parse_entry(text, shown_name(p))  # messages are split per line: name one line
 
 
 def shipped_entries() -> list[GalleryEntry]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sessions.safe_files import FileError, exists, parse_toml, read_text
+from sessions.safe_files import FileError, exists, parse_toml, read_text, shown_name
 from sessions.scenarios.model import MAX_FILE_BYTES, MAX_NAME, LongText, ScenarioError
 from sessions.speech_clock import SpeakingStyle
 
@@ -95,12 +95,12 @@ def load_profile(name_or_path: str | Path) -> AgentProfile:
     path = Path(text_name)
     if path.suffix == ".toml" or exists(path):
         if not exists(path):
-            raise ScenarioError(f"{path}: no such agent profile file")
+            raise ScenarioError(f"{shown_name(path)}: no such agent profile file")
         try:
             text = read_text(path, max_bytes=MAX_FILE_BYTES)
         except FileError as exc:
             raise ScenarioError(str(exc)) from None
-        return parse_profile(text, str(path))
+        return parse_profile(text, shown_name(path))
     if text_name in shipped_profile_names():
         res = resources.files("sessions.scenarios") / _PROFILES / f"{text_name}.toml"
         return parse_profile(res.read_text(encoding="utf-8"), f"{text_name} (shipped profile)")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sessions.safe_files import FileError, clean_text, exists, parse_toml, read_text
+from sessions.safe_files import FileError, clean_text, exists, parse_toml, read_text, shown_name
 from sessions.scenarios.model import MAX_FILE_BYTES, Scenario, ScenarioError
 
 _DATA = "sessions.scenarios.data"
@@ -50,12 +50,12 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     path = Path(text_name)
     if path.suffix == ".toml" or exists(path):
         if not exists(path):
-            raise ScenarioError(f"{path}: no such scenario file")
+            raise ScenarioError(f"{shown_name(path)}: no such scenario file")
         try:
             text = read_text(path, max_bytes=MAX_FILE_BYTES)
         except FileError as exc:
             raise ScenarioError(str(exc)) from None
-        return parse_scenario(text, str(path))
+        return parse_scenario(text, shown_name(path))
     if text_name in shipped_scenario_names():
         res = resources.files(_DATA) / f"{text_name}.toml"
         return parse_scenario(res.read_text(encoding="utf-8"), f"{text_name} (shipped)")

@@ -2,21 +2,30 @@
 through the real command line in this interpreter.
 
 Seeds: session logs that ``cutin simulate`` writes from the shipped scenarios, the
-real τ2-bench files in ``../shared/fixtures/tau2`` (when present; trimmed so a case
-runs fast) and the verdict sidecar ``cutin judge`` writes for them, the positions
-file ``cutin positions extract`` writes, and the shipped scenario and gallery TOML.
+real τ2-bench files in ``tests/fixtures/tau2`` (trimmed so a case runs fast) and the
+verdict sidecar ``cutin judge`` writes for them, the positions file ``cutin positions
+extract`` writes, and the shipped scenario, gallery and agent-profile TOML.
 Each case applies one mutation (torn or flipped lines, a wrong type in a field cutin
-reads, huge or edge-of-range numbers, NaN/Infinity, deep nesting, UTF-16/32, lone
-surrogates, terminal escape sequences and markup in texts, special and unreadable
-files) and runs one command on it
-(``cutin report``/``audit``/``judge``, ``overlaps --check``/``--export``, or the
-positions reader of ``prompt-audit``).
+reads, an event ``type`` that is a list or an object, huge or edge-of-range numbers,
+NaN/Infinity, deep nesting, UTF-16/32, lone surrogates, terminal escape sequences and
+markup in texts, C1 controls and DEL in ids, huge turns and tables in scenarios and
+profiles, special and unreadable files and folders), sometimes under a hostile file
+name (ESC, CR, LF, C1, markup, an undecodable byte), and runs one command on it
+(``cutin report``/``audit``/``judge``, ``simulate`` with the scenario or profile,
+``overlaps --check``/``--export``, or the positions reader of ``prompt-audit``).
 
 Every case must end, within :data:`TIME_LIMIT_S`, in either a clean result (exit 0,
-or judge's 1) or one clear error (exit 2, ``cutin: …`` lines only) and never in an
-exception; its output must hold no NaN/Inf and no raw control character, the HTML no
-live markup from the file, and a mutation that breaks data must be reported (an
+or judge's 1) or one clear error (exit 2, one ``cutin: …`` line per problem, whatever
+the file's name holds) and never in an exception; its output must hold no NaN/Inf and
+no raw control character (C0, DEL or C1), JSON output must parse, the HTML must hold
+no live markup from the file, and a mutation that breaks data must be reported (an
 error or a warning), never dropped in silence.
+
+Unreadable files and folders are made with ``chmod 000``. Root reads those anyway, so
+when the fuzzer runs as root it lowers its own file-access capabilities
+(CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) from the effective set while such a case runs
+and raises them again after; where that is not possible (not Linux, no ``capset``)
+those shapes are left out and the summary says so.
 
 Run 10,000 cases (two to four minutes)::
 
@@ -47,11 +56,14 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TAU2_DIR = REPO_ROOT / ".." / "shared" / "fixtures" / "tau2"
+TAU2_DIR = REPO_ROOT / "tests" / "fixtures" / "tau2"
 TIME_LIMIT_S = 20.0
 KEEP = 3000
 """How much of a case's output an outcome keeps (the end)."""
 MARKER = "cutin_pwned"
+NEWLINE_MARKER = MARKER + "_nl"
+"""Follows a CR or LF in a hostile file name: at the start of an output line, the name
+split a line (or forged one)."""
 
 # Texts a file may carry that must never act where they are shown.
 ESCAPES = (
@@ -70,6 +82,21 @@ MARKUP = (
     f"](javascript:{MARKER}) | --- | `{MARKER}`",
     f"</td></tr></table><h1>{MARKER}</h1>",
 )
+# File names: what the name of a file or folder may hold (no "/" and no NUL).
+NAMES = (
+    "\x1b]0;" + MARKER + "\x07",
+    "\x1b[31mred\x1b[0m\x1b[2J",
+    "\n" + NEWLINE_MARKER,
+    "\r" + NEWLINE_MARKER,
+    "\r\n" + NEWLINE_MARKER,
+    "\x9b31m\x85\x7f\x9d0;" + MARKER + "\x9c",
+    f"<img src=x onerror={MARKER}()>",
+    f"`](javascript:{MARKER})",
+    os.fsdecode(b"\xff\xfe-undecodable"),
+)
+C1_IDS = ("\x85", "\x9b31m", "\x7f", "\x9d0;" + MARKER + "\x9c", "\x90q\x9c", "\x8d\x8e")
+"""DEL and C1 controls: JSON may hold them raw (unescaped) in a string."""
+EVENT_TYPES: tuple[Any, ...] = (["end"], {"type": "end"}, [], {}, ["agent_words", "end"], [[1]])
 NONFINITE = ("NaN", "Infinity", "-Infinity", "1e999", "-1e400")
 HUGE_INTS = ("1" * 5000, "10000000000000000000", "9" * 400, "-" + "9" * 40)
 WRONG = {
@@ -127,6 +154,8 @@ class Case:
     files: dict[str, bytes] = field(default_factory=dict)
     special: str | None = None
     note: str = ""
+    name: str = ""
+    """A hostile part of the file and folder names (see :data:`NAMES`)."""
 
 
 @dataclass
@@ -140,7 +169,17 @@ class Outcome:
     detail: str = ""
 
 
-FAILURES = ("traceback", "hang", "nan", "raw-control", "live-markup", "silent-drop", "bad-error")
+FAILURES = (
+    "traceback",
+    "hang",
+    "nan",
+    "raw-control",
+    "split-line",
+    "bad-json",
+    "live-markup",
+    "silent-drop",
+    "bad-error",
+)
 
 
 # ---------------------------------------------------------------- seeds
@@ -238,11 +277,16 @@ def _tau2_seeds(cache: Path) -> list[Seed]:
 def _toml_seeds() -> list[Seed]:
     scen = sorted((REPO_ROOT / "sessions" / "scenarios" / "data").glob("*.toml"))
     gal = sorted((REPO_ROOT / "replay" / "gallery" / "data").glob("*.toml"))
-    return [Seed("toml-scenario", p.name, {"scenario.toml": p.read_bytes()}) for p in scen[:2]] + [
-        # A fresh id, or the entry would only clash with its shipped original.
-        Seed("toml-gallery", p.name, {"entry.toml": _fresh_id(p.read_bytes())})
-        for p in gal[:3]
-    ]
+    prof = sorted((REPO_ROOT / "sessions" / "scenarios" / "profiles").glob("*.toml"))
+    return (
+        [Seed("toml-scenario", p.name, {"scenario.toml": p.read_bytes()}) for p in scen[:2]]
+        + [
+            # A fresh id, or the entry would only clash with its shipped original.
+            Seed("toml-gallery", p.name, {"entry.toml": _fresh_id(p.read_bytes())})
+            for p in gal[:3]
+        ]
+        + [Seed("toml-profile", p.name, {"profile.toml": p.read_bytes()}) for p in prof[:1]]
+    )
 
 
 def _fresh_id(raw: bytes) -> bytes:
@@ -642,6 +686,90 @@ def m_toml(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     return "\n".join(lines).encode("utf-8"), value in breaking
 
 
+def m_type_shape(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    """An event whose ``type`` is a list or an object (was a set lookup: unhashable)."""
+    docs, jsonl = _docs(seed)
+    events = [i for i, d in enumerate(docs) if i > 0 and isinstance(d, dict) and "type" in d]
+    if seed.kind != "log" or not events:
+        return m_wrong_type(seed, rng)
+    i = rng.choice(events)
+    docs[i]["type"] = json.loads(json.dumps(rng.choice(EVENT_TYPES)))
+    _note(f"line {i + 1}: type = {docs[i]['type']!r}")
+    return _join(docs, jsonl), True
+
+
+ID_KEYS = frozenset({"session_id", "id", "task_id", "trial", "conversation"})
+
+
+def m_id_controls(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    """DEL and C1 controls, raw, in the ids a report, audit or judge prints."""
+    docs, jsonl = _docs(seed)
+    targets = [
+        (i, path)
+        for i, d in enumerate(docs)
+        for path, v in _walk(d)
+        if path and path[-1] in ID_KEYS and isinstance(v, str)
+    ]
+    if not targets:
+        return m_text(ESCAPES)(seed, rng)
+    for _ in range(rng.randint(1, 3)):
+        i, path = rng.choice(targets)
+        old = _get(docs[i], path)
+        at = rng.randint(0, len(old))
+        _set(docs[i], path, old[:at] + rng.choice(C1_IDS) + old[at:])
+        _note(f"doc {i} {path}")
+    return _join(docs, jsonl), False
+
+
+HUGE_TEXTS = (
+    " ".join(["word"] * 30_000),  # 30,000 words: once minutes of simulation
+    "x" * 6_000_000,  # 6 MB, one word
+    ("A sentence of several words, with a comma. " * 400).strip(),  # 2,800 words
+)
+
+
+def m_huge_turn(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    """Scenario and profile files past their size limits: a huge agent or caller turn,
+    thousands of turns, a huge system prompt or quantile table. Each must be refused
+    at once, naming the file, the field and the limit, never simulated for minutes."""
+    text = _raw(seed).decode("utf-8")
+    huge = rng.choice(HUGE_TEXTS)
+    if seed.kind == "toml-profile":
+        op = rng.choice(("table", "description"))
+        if op == "table":
+            key, value = rng.choice(
+                (("turn_words", "20"), ("words_per_minute", "150"), ("comma_pause_s", "0.2"))
+            )
+            n = rng.choice((2_000, 200_000))
+            line = f"{key} = [{', '.join([value] * n)}]"
+            text = re.sub(rf"(?m)^{key} = .*$", lambda m: line, text, count=1)
+            _note(f"{key}: {n:,} values")
+        else:
+            text = re.sub(r'(?m)^description = ".*"$', lambda m: f'description = "{huge}"', text)
+            _note(f"description: {len(huge):,} characters")
+        return text.encode("utf-8"), True
+    if seed.kind != "toml-scenario":
+        return m_toml(seed, rng)
+    op = rng.choice(("agent", "agent", "user", "many-turns", "prompt", "extra"))
+    if op == "agent":
+        text = text.replace('[[agent.turns]]\ntext = "', f'[[agent.turns]]\ntext = "{huge} ', 1)
+    elif op == "user":
+        text = re.sub(r"(?m)^turns = \[", lambda m: f'turns = ["{huge}",', text, count=1)
+    elif op == "many-turns":
+        text += '\n[[agent.turns]]\ntext = "Hello there. How can I help?"\n' * 5_000
+    elif op == "prompt":
+        text = re.sub(r'(?ms)^system_prompt = """.*?"""\n', "", text)  # only the new one
+        text = re.sub(r"(?m)^\[agent\]$", lambda m: f'[agent]\nsystem_prompt = "{huge}"', text)
+        if huge.startswith("A sentence"):  # 2,800 words is a fine prompt: make it 30,000
+            text = text.replace(huge, HUGE_TEXTS[0], 1)
+    else:
+        text = text.replace(
+            '[[agent.turns]]\ntext = "', f'[[agent.turns]]\nextra = ["{huge}"]\ntext = "', 1
+        )
+    _note(f"{op}: {len(huge):,} characters")
+    return text.encode("utf-8"), True
+
+
 MUTATIONS: dict[str, Mutator] = {
     "wrong-type": m_wrong_type,
     "nonfinite": m_nonfinite,
@@ -657,44 +785,61 @@ MUTATIONS: dict[str, Mutator] = {
     "encoding": m_encoding,
     "empty": m_empty,
     "huge-text": m_huge_text,
+    "type-shape": m_type_shape,
+    "id-controls": m_id_controls,
 }
 SPECIALS = ("fifo", "dev-zero", "dir", "unreadable", "dangling", "fifo-in-folder")
+LOCKS = ("locked-folder", "locked-parent", "locked-subfolder")
+"""Folders (chmod 000) the command may not list or enter."""
 
 
 # ---------------------------------------------------------------- cases
-def make_case(number: int, seeds: list[Seed], rng: random.Random) -> Case:
+def make_case(number: int, seeds: list[Seed], rng: random.Random, locks: bool = True) -> Case:
+    """Case ``number``; ``locks``: whether unreadable folders can be made (see the
+    module docstring)."""
+    case = _make_case(number, seeds, rng, LOCKS if locks else ())
+    if rng.random() < 0.1:  # any case, under a hostile file and folder name
+        case.name = rng.choice(NAMES)
+    return case
+
+
+def _make_case(number: int, seeds: list[Seed], rng: random.Random, locks: tuple[str, ...]) -> Case:
     # Logs and τ2 files are most of what users open; TOML gets one case in six.
     families = sorted({s.kind.split("-")[0] for s in seeds})
     weights = [1 if f in ("toml", "positions") else 2.5 for f in families]
     family = rng.choices(families, weights)[0]
     seed = rng.choice([s for s in seeds if s.kind.split("-")[0] == family])
     if seed.kind.startswith("toml"):
-        command = (
-            "judge-scenario"
-            if seed.kind == "toml-scenario"
-            else rng.choice(("overlaps-check", "handout"))
-        )
-        if rng.random() < 0.08:
-            special = rng.choice(SPECIALS[:5])
+        if seed.kind == "toml-scenario":
+            command = rng.choice(("judge-scenario", "judge-scenario", "simulate-scenario"))
+        elif seed.kind == "toml-profile":
+            command = "simulate-profile"
+        else:
+            command = rng.choice(("overlaps-check", "handout"))
+        if rng.random() < 0.1:
+            special = rng.choice((*SPECIALS[:5], *locks[:2]))
             return Case(
                 number, seed, f"special:{special}", command, True, dict(seed.files), special
             )
         _NOTES.clear()
-        raw, breaks = (
-            m_toml(seed, rng)
-            if rng.random() < 0.6
-            else MUTATIONS[rng.choice(("torn", "flip", "encoding", "empty"))](seed, rng)
-        )
+        roll = rng.random()
+        if roll < 0.25 and seed.kind in ("toml-scenario", "toml-profile"):
+            mutation, (raw, breaks) = "huge-turn", m_huge_turn(seed, rng)
+        elif roll < 0.65:
+            mutation, (raw, breaks) = "toml", m_toml(seed, rng)
+        else:
+            mutation = rng.choice(("torn", "flip", "encoding", "empty"))
+            raw, breaks = MUTATIONS[mutation](seed, rng)
         files = dict(seed.files)
         files[next(iter(files))] = raw
-        return Case(number, seed, "toml", command, breaks, files, note="; ".join(_NOTES))
+        return Case(number, seed, mutation, command, breaks, files, note="; ".join(_NOTES))
     command = rng.choice(
         ("report-md", "report-html", "report-json", "audit", "audit-json", "judge")
     )
     if seed.kind == "positions":
         command = "positions"
-    if rng.random() < 0.05:
-        special = rng.choice(SPECIALS)
+    if rng.random() < 0.06:
+        special = rng.choice((*SPECIALS, *locks))
         return Case(number, seed, f"special:{special}", command, True, dict(seed.files), special)
     name = rng.choice(tuple(MUTATIONS))
     _NOTES.clear()
@@ -704,16 +849,49 @@ def make_case(number: int, seeds: list[Seed], rng: random.Random) -> Case:
     return Case(number, seed, name, command, breaks, files, note="; ".join(_NOTES))
 
 
-def _lay_out(case: Case, root: Path) -> list[str]:
-    """Write the case's files under ``root``; returns the PATH arguments."""
-    for rel, raw in case.files.items():
-        p = root / rel
+def _named(case: Case) -> dict[str, bytes]:
+    """The case's files, the first one renamed with the hostile name (not the τ2
+    folder layouts, whose names are structure: their folder gets the name)."""
+    files = dict(case.files)
+    if not case.name or case.seed.kind in ("tau2-dir", "tau2-sidecar"):
+        return files
+    first = Path(next(iter(files)))
+    renamed = str(first.with_name(first.stem + case.name + first.suffix))
+    return {renamed if rel == str(first) else rel: raw for rel, raw in files.items()}
+
+
+def _lay_out(case: Case, root: Path) -> tuple[list[str], list[Path]]:
+    """Write the case's files under ``root``; returns the PATH arguments and the
+    folders made unreadable (to be opened again before the case is removed)."""
+    special = case.special
+    # Never the case's own folder: the harness writes there while the case is locked.
+    place = root / f"in{case.name}" if case.name or special in LOCKS else root
+    files = _named(case)
+    for rel, raw in files.items():
+        p = place / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(raw)
-    first = root / next(iter(case.files))
-    target = {"tau2-dir": root, "tau2-sidecar": root / "results.json"}.get(case.seed.kind, first)
-    special = case.special
-    if special is not None:
+    first = place / next(iter(files))
+    target = {"tau2-dir": place, "tau2-sidecar": place / "results.json"}.get(case.seed.kind, first)
+    locked: list[Path] = []
+    if special in LOCKS:
+        folder = first.parent
+        if special == "locked-folder" and not case.seed.kind.startswith(("toml", "positions")):
+            folder = place / "logs"  # the folder given, unreadable itself
+            folder.mkdir()
+            for rel in files:
+                dest = folder / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                (place / rel).rename(dest)
+            target = folder
+        elif special == "locked-subfolder" and case.seed.kind == "log":
+            folder = place / "sub"  # beside a readable log: its log must not vanish
+            folder.mkdir()
+            (folder / "second.jsonl").write_bytes(files[next(iter(files))])
+            target = place
+        folder.chmod(0)
+        locked.append(folder)
+    elif special is not None:
         victim = first
         victim.unlink()
         if special == "fifo":
@@ -726,17 +904,17 @@ def _lay_out(case: Case, root: Path) -> list[str]:
             # Root reads any mode-000 file, so use one that fails to read for everyone.
             victim.symlink_to("/proc/self/mem")
         elif special == "dangling":
-            victim.symlink_to(root / "no-such-file")
+            victim.symlink_to(place / "no-such-file")
         elif special == "fifo-in-folder":
             # Among the logs of a folder, or the simulations of a τ2 results folder.
-            extra = root / (
+            extra = place / (
                 "simulations/zz.json" if case.seed.kind.startswith("tau2") else "zz.jsonl"
             )
             extra.parent.mkdir(parents=True, exist_ok=True)
             os.mkfifo(extra)
-            victim.write_bytes(case.files[next(iter(case.files))])
-            target = root
-    return [str(target)]
+            victim.write_bytes(files[next(iter(files))])
+            target = place
+    return [str(target)], locked
 
 
 def _argv(case: Case, paths: list[str], root: Path) -> list[str]:
@@ -755,12 +933,24 @@ def _argv(case: Case, paths: list[str], root: Path) -> list[str]:
         log = root / "plain.jsonl"
         _plain_log(log)
         return ["judge", str(log), "--dry-run", "--scenario", paths[0]]
+    if c == "simulate-scenario":
+        return [*SIMULATE, str(root / "sim"), "--scenario", paths[0]]
+    if c == "simulate-profile":
+        return [
+            *SIMULATE,
+            str(root / "sim"),
+            "--scenario",
+            "clinic-triage",
+            "--agent-profile",
+            paths[0],
+        ]
     if c == "handout":
         return ["overlaps", "--export", str(root / HANDOUT), "--dir", paths[0]]
     return ["overlaps", "--check", *paths, "--no-sound", "--speed", "1000"]
 
 
 HANDOUT = "handout.html"
+SIMULATE = ("simulate", "--beta", "0", "--runs", "1", "--seed", "3", "--out")
 
 
 def _plain_log(path: Path) -> None:
@@ -793,6 +983,70 @@ class Hang(Exception):
     pass
 
 
+# ---------------------------------------------------------------- unreadable folders
+_DAC_CAPS = (1 << 1) | (1 << 2)
+"""CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH: what lets root read a mode-000 folder."""
+_CAP_V3 = 0x20080522
+
+
+def _set_dac_caps(on: bool) -> bool:
+    """Raise or lower root's file-access capabilities in this process's effective set
+    (the permitted set keeps them, so they can be raised again). False if not possible."""
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+    class Data(ctypes.Structure):
+        _fields_ = (
+            ("effective", ctypes.c_uint32),
+            ("permitted", ctypes.c_uint32),
+            ("inheritable", ctypes.c_uint32),
+        )
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        header, data = Header(_CAP_V3, 0), (Data * 2)()
+        if libc.capget(ctypes.byref(header), data) != 0:
+            return False
+        if on:
+            data[0].effective |= data[0].permitted & _DAC_CAPS
+        else:
+            data[0].effective &= ~_DAC_CAPS
+        return bool(libc.capset(ctypes.byref(header), data) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def _permissions_bind(active: bool) -> Iterator[None]:
+    """While a locked-folder case runs: mode 000 denies this process too, even as root."""
+    lowered = active and os.geteuid() == 0 and _set_dac_caps(False)
+    try:
+        yield
+    finally:
+        if lowered:
+            _set_dac_caps(True)
+
+
+def can_lock(work: Path) -> bool:
+    """Whether a mode-000 folder made here is unreadable to this process while
+    :func:`_permissions_bind` is on (as any user; as root, if capabilities can be
+    lowered). If not, the locked-folder shapes are left out of the run."""
+    probe = work / "lock-probe"
+    probe.mkdir(parents=True, exist_ok=True)
+    probe.chmod(0)
+    try:
+        with _permissions_bind(True):
+            os.listdir(probe)
+    except PermissionError:
+        return True
+    finally:
+        probe.chmod(0o700)
+        probe.rmdir()
+    return False
+
+
 def _alarm(signum: int, frame: Any) -> None:
     raise Hang()
 
@@ -812,7 +1066,7 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    paths = _lay_out(case, root)
+    paths, locked = _lay_out(case, root)
     argv = _argv(case, paths, root)
     out_b, err_b = io.BytesIO(), io.BytesIO()
     out = io.TextIOWrapper(out_b, encoding="utf-8", errors="strict", write_through=True)
@@ -824,7 +1078,11 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     detail = ""
     try:
         signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            _permissions_bind(bool(locked)),
+        ):
             code = _read_positions(argv[1]) if argv[0] == POSITIONS else main(argv)
     except Hang:
         status = "hang"
@@ -836,6 +1094,8 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        for folder in locked:
+            folder.chmod(0o700)
     seconds = time.perf_counter() - start
     with contextlib.suppress(ValueError):
         out.flush()
@@ -858,6 +1118,13 @@ def _judge(case: Case, code: int | None, stdout: str, stderr: str) -> str:
         return "nan"
     if _CONTROL.search(both.replace("\n", "").replace("\t", "")):
         return "raw-control"
+    if re.search(rf"(?m)^{NEWLINE_MARKER}", both.replace("\r", "\n")):
+        return "split-line"  # a file name's CR or LF split a line, or began a forged one
+    if case.command in ("report-json", "audit-json") and code == 0:
+        try:
+            json.loads(stdout)
+        except ValueError:
+            return "bad-json"
     if case.command in ("report-html", "report-md", "handout") and _LIVE_HTML.search(stdout):
         return "live-markup"
     if case.command == "report-md" and _LIVE_MD.search(stdout):
@@ -904,14 +1171,23 @@ def run(
     all_seeds = seeds(cache)
     rng = random.Random(seed)
     counts: Counter[str] = Counter()
+    locks = can_lock(work)
+    if not locks:
+        counts["locks-unavailable"] = 1
     bad: list[Outcome] = []
     slowest = 0.0
     try:
         for n in range(cases):
-            case = make_case(n, all_seeds, rng)
+            case = make_case(n, all_seeds, rng, locks)
             outcome = run_case(case, work)
             counts[outcome.status] += 1
             counts[f"mutation:{case.mutation.split(':')[0]}"] += 1
+            if case.special is not None:
+                counts[f"shape:{case.special}"] += 1
+            if case.name:
+                counts["shape:hostile-name"] += 1
+            if case.mutation in ("type-shape", "id-controls", "huge-turn"):
+                counts[f"shape:{case.mutation}"] += 1
             counts[f"command:{case.command}"] += 1
             slowest = max(slowest, outcome.seconds)
             if outcome.status in FAILURES:
@@ -934,6 +1210,7 @@ def describe(outcome: Outcome) -> str:
     return (
         f"case {c.number}: {outcome.status} (exit {outcome.code}, {outcome.seconds:.1f} s) "
         f"seed {c.seed.kind} {c.seed.name}, mutation {c.mutation} ({c.note}), "
+        f"name {c.name!r}, "
         f"command {c.command}\n"
         f"{outcome.detail}stderr: {outcome.stderr[-800:]!r}\nstdout: {outcome.stdout[-400:]!r}"
     )
@@ -972,6 +1249,19 @@ def main(argv: list[str] | None = None) -> int:
             if k.startswith("command:")
         )
     )
+    print(
+        "shapes: "
+        + ", ".join(
+            f"{k.removeprefix('shape:')} {v}"
+            for k, v in sorted(counts.items())
+            if k.startswith("shape:")
+        )
+    )
+    if counts.get("locks-unavailable"):
+        print(
+            "unreadable-folder shapes left out: running as root and root's file-access "
+            "capabilities could not be lowered (capset), so mode 000 would not deny"
+        )
     for outcome in bad[: args.show]:
         print("\n" + describe(outcome))
     return 1 if bad else 0
