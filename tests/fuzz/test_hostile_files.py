@@ -36,10 +36,8 @@ def test_hostile_files_big_run(tmp_path: Path) -> None:
     _assert_clean(SLOW_CASES, seed=7, tmp_path=tmp_path)
 
 
-def test_tau2_seeds_come_from_the_fixtures_in_the_repository(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(hostile, "TAU2_DIR", TAU2_FIXTURES)
+def test_tau2_seeds_come_from_the_fixtures_in_the_repository(tmp_path: Path) -> None:
+    assert hostile.TAU2_DIR == TAU2_FIXTURES
     kinds = {s.kind for s in hostile._tau2_seeds(tmp_path)}
     assert kinds == {"tau2-file", "tau2-dir", "tau2-sidecar"}
 
