@@ -26,7 +26,8 @@ def _table(title: str, columns: Sequence[str]) -> Table:
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for name in columns:
         if name in _TEXT_COLUMNS:
-            table.add_column(name, justify="left", overflow="fold", ratio=1)
+            # print_table stacks the rows when the table does not fit unwrapped.
+            table.add_column(name, justify="left", overflow="fold")
         else:
             table.add_column(name, justify="right", no_wrap=True)
     return table
@@ -231,26 +232,59 @@ def paired_table(rows: Sequence[Row]) -> Table:
     return table
 
 
+def print_table(table: Table, console: Console) -> None:
+    """``table`` when it fits the console's width; else stacked, one block per row
+    with a line per column, so that no line is wider than the console and no word
+    is cut in two."""
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    unbounded = console.options.update_width(10_000)  # else the minimum is capped
+    # Only whole: Rich narrows the widest text column below its longest word when
+    # the table must shrink, so a table that cannot be drawn unwrapped is stacked.
+    if Measurement.get(console, unbounded, table).maximum <= console.width:
+        console.print(table)
+        return
+    if table.title:
+        console.print(Text.from_markup(str(table.title), style="bold"))
+    cells = [[_flat(cell) for cell in column.cells] for column in table.columns]
+    names = [_flat(column.header) for column in table.columns]
+    for row in range(table.row_count):
+        console.print(Text.from_markup(cells[0][row], style="bold"), overflow="fold")
+        for name, column in zip(names[1:], cells[1:], strict=True):
+            line = Text.from_markup(f"  {name}: ", style="dim")
+            line.append_text(Text.from_markup(column[row]))
+            console.print(line, overflow="fold")
+    if table.caption:
+        console.print(Text.from_markup(str(table.caption), style="dim"))
+    console.print()
+
+
+def _flat(cell: object) -> str:
+    """A cell's markup on one line (a cell may hold a value and its interval)."""
+    return " ".join(str(cell).split())
+
+
 def print_report(report: AuditReport, console: Console) -> None:
     """All tables that have rows, then the warnings."""
     printed = False
     if report.disfluency:
-        console.print(disfluency_table(report.disfluency))
+        print_table(disfluency_table(report.disfluency), console)
         printed = True
     if report.turn_taking:
-        console.print(turn_taking_table(report.turn_taking))
+        print_table(turn_taking_table(report.turn_taking), console)
         printed = True
     if report.agent_under_test:
         from replay.agent_render import agent_table
 
-        console.print(agent_table(report.agent_under_test))
+        print_table(agent_table(report.agent_under_test), console)
         printed = True
     trends = [r for r in report.tests if r["test"] == "kendall_tau_b"]
     paired = [r for r in report.tests if r["test"] == "wilcoxon"]
     if trends:
-        console.print(trend_table(trends))
+        print_table(trend_table(trends), console)
     if paired:
-        console.print(paired_table(paired))
+        print_table(paired_table(paired), console)
     if not printed:
         console.print("nothing to audit: no user turns and no turn-taking in the input")
     console.print(

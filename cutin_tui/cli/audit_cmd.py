@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 
 from cutin_tui.cli import CliError
@@ -188,8 +189,9 @@ def run(args: argparse.Namespace) -> int:
 
         from replay.audit_render import print_report
 
-        # Piped output gets room for every column; a terminal gets its own width.
-        console = Console() if sys.stdout.isatty() else Console(width=160)
+        # The terminal's width, or COLUMNS; piped output without COLUMNS gets 160.
+        width = shutil.get_terminal_size((160, 24)).columns
+        console = Console() if sys.stdout.isatty() else Console(width=width)
         print_report(report, console)
         if report.disfluency_by != report.by:
             console.print(f"[dim]disfluency by {', '.join(report.disfluency_by)}[/dim]")
