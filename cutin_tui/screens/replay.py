@@ -263,10 +263,14 @@ class ReplayScreen(Screen[None]):
         gc.unfreeze()  # the loaded model may go now (see _settle_memory)
 
     def _describe_source(self) -> str:
+        # A file name is hostile like the file: its control characters must not reach
+        # the terminal through the header (clean_text shows them as Control Pictures).
+        from sessions.safe_files import clean_text
+
         if self.paths:
-            names = ", ".join(p.name or str(p) for p in self.paths[:3])
+            names = ", ".join(clean_text(p.name or str(p)) for p in self.paths[:3])
             return names + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
-        return f"recent calls in {self.sessions_dir}" if self.sessions_dir else ""
+        return f"recent calls in {clean_text(str(self.sessions_dir))}" if self.sessions_dir else ""
 
     # ------------------------------------------------------------ loading
     @work(thread=True, exclusive=True, exit_on_error=False, group=LOAD_GROUP, name="loading calls")

@@ -126,3 +126,13 @@ def test_a_hostile_name_stays_on_its_one_line(child_env: dict[str, str], tmp_pat
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and "\x1b" not in proc.stderr, proc.stderr
     assert "two␤lines" in lines[0]
+
+
+async def test_a_hostile_name_reaches_the_header_cleaned(tmp_path: Path) -> None:
+    named = tmp_path / "evil\x1b]0;owned\x07.jsonl"
+    write_demo_log(tmp_path).rename(named)
+    app = ReplayApp([named])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await loaded(pilot)
+        assert "\x1b" not in screen.sub_title and "\x07" not in screen.sub_title
+        assert "evil␛]0;owned␇.jsonl" in screen.sub_title
