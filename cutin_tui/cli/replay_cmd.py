@@ -9,7 +9,8 @@ from pathlib import Path
 from cutin_tui.cli import CliError
 
 DESCRIPTION = (
-    "Replay calls turn by turn: a list of calls and trials (✓/✗, · not judged, reward, verdict counts; "
+    "Replay calls turn by turn: a list of calls and trials (✓/✗, · not judged, reward, "
+    "verdict counts; "
     "f lists only failures) beside a table of turns with the cut marker and the unheard "
     "rest of cut agent turns, the disfluency diff of tester turns, backchannels and pauses "
     "among the words, and each judge's verdicts in its own column (rules · LLM · τ2 "
