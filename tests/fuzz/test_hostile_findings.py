@@ -35,9 +35,9 @@ def _own_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUTIN_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def _log(path: Path, session_id: str = "call-1") -> Path:
+def _log(path: Path, session_id: str = "call-1", policy: str = "rules") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    header = Header(session_id=session_id, started_at="2026-01-01T00:00:00+00:00")
+    header = Header(session_id=session_id, started_at="2026-01-01T00:00:00+00:00", policy=policy)
     with SessionWriter(path, header) as w:
         w.write(EndEvent(t=1.0))
     return path
@@ -188,11 +188,15 @@ def test_a_cli_error_holding_newlines_is_printed_as_one_line(
 def test_audit_json_escapes_c1_and_del_from_a_session_id_and_file_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    log = _log(tmp_path / "name\x85\x7f.jsonl", session_id="id\x9b31m\x7f\x9d0;x\x9c")
+    log = _log(
+        tmp_path / "name\x85\x7f.jsonl",
+        session_id="id\x9b31m\x7f\x9d0;x\x9c",
+        policy="rules\x9b31m\x7f",  # a header field the audit's conditions show
+    )
     code, out, err = _cutin(capsys, "audit", str(log), "--json", "--resamples", "20")
     assert code == 0, err
     assert not RAW.search(out.replace("\n", "")) and not RAW.search(err.replace("\n", ""))
-    json.loads(out)
+    assert "rules\ufffd31m␡" in json.loads(out)["turn_taking"][0]["condition"]["policy"]
 
 
 def test_inert_json_escapes_what_json_dumps_leaves_raw() -> None:
