@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +21,10 @@ from sessions.log.models import (
 from sessions.safe_files import (
     FileError,
     JsonSyntaxError,
+    _bounded_int,
+    _finite_float,
+    _needs_walk,
+    _reject_constant,
     decode_text,
     fix_surrogates,
     parse_json,
@@ -161,8 +166,10 @@ def _parse_line(raw: bytes, where: str, lineno: int) -> Event:
         if body.startswith(b"{") and exc.reason == "unexpected end of data":
             raise _CutShort("cut short (in a UTF-8 character)") from None
         raise ValueError(f"not UTF-8 text (byte {exc.start + 1}: {exc.reason})") from None
+    data = _plain_object(line)
     try:
-        data = parse_json(line, where, line=lineno, strings=fix_surrogates)
+        if data is None:
+            data = parse_json(line, where, line=lineno, strings=fix_surrogates)
     except JsonSyntaxError as exc:
         if line.startswith("{") and (
             exc.pos >= len(line) or exc.msg.startswith("Unterminated string")
@@ -179,6 +186,27 @@ def _parse_line(raw: bytes, where: str, lineno: int) -> Event:
         # A list or object here once reached a set lookup (unhashable): name it instead.
         raise ValueError(f'"type" is {_json_kind(data["type"])}, not a string')
     return parse_event(data)
+
+
+# parse_json's decoder (same hooks: finite bounded numbers, no NaN), made once: a two-hour
+# log has ~20k lines, and building a decoder and the message prefixes for each line cost
+# as much as decoding it.
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_int=_bounded_int, parse_float=_finite_float
+)
+
+
+def _plain_object(line: str) -> dict[str, Any] | None:
+    """The line's object when :func:`parse_json` would return it untouched (it parses, it
+    is an object, and nothing in it needs the tree walk); else None, and parse_json
+    handles the line, with its messages."""
+    if _needs_walk(line):
+        return None
+    try:
+        value = _DECODER.decode(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _json_kind(value: Any) -> str:
