@@ -10,12 +10,24 @@ A style may instead carry quantile tables (an agent profile,
 :mod:`sessions.scenarios.profile`): then each track draws its speaking rate from
 ``rate_q`` and every sentence-end and comma pause from ``sentence_pause_q`` /
 ``comma_pause_q``, on the same seeded generator.
+
+A style with ``hesitations`` (the caller in the human disfluency style) times a
+broken-off word ("the—") and a pause token with the silence a person leaves before a
+repair, and a filler as a filled pause and its silence (:mod:`sessions.hesitation`).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
+
+from sessions.hesitation import (
+    BREAK_OFF_S,
+    FILLED_PAUSE_S,
+    FILLER_SILENCE_S,
+    filler_of,
+    is_break_off,
+)
 
 SENTENCE_END = (".", "!", "?", '."', '?"', '!"')
 SHORT_BREAK = (",", ";", ":", "—", "–", "-")
@@ -41,6 +53,8 @@ class SpeakingStyle:
     """Quantiles of the pause after a sentence end (empty: uniform in ``sentence_pause``)."""
     comma_pause_q: tuple[float, ...] = ()
     """Quantiles of the pause after a comma (empty: uniform in ``comma_pause``)."""
+    hesitations: bool = False
+    """Human-length silences at break-offs and pause tokens, filled pauses for fillers."""
 
     def __post_init__(self) -> None:
         if not 60.0 <= self.words_per_minute <= 400.0:
@@ -48,6 +62,17 @@ class SpeakingStyle:
 
 
 def _pause_after(word: str, style: SpeakingStyle, rng: random.Random) -> float:
+    if style.hesitations:
+        # Drawn anyway, so the jitter of the words after stays what it would be.
+        drawn = _plain_pause_after(word, style, rng)
+        if word == "—" or is_break_off(word):
+            return BREAK_OFF_S
+        filler = filler_of(word)
+        return FILLER_SILENCE_S[filler] if filler else drawn
+    return _plain_pause_after(word, style, rng)
+
+
+def _plain_pause_after(word: str, style: SpeakingStyle, rng: random.Random) -> float:
     if word == "—":
         return rng.uniform(*style.dash_pause)
     if word.endswith(SENTENCE_END):
@@ -77,6 +102,9 @@ def word_duration(word: str, style: SpeakingStyle, rng: random.Random) -> float:
     letters = sum(ch.isalnum() for ch in word)
     if word == "—":
         return 0.0
+    if style.hesitations and (filler := filler_of(word)):
+        rng.uniform(-style.jitter, style.jitter)  # keeps the generator in step
+        return FILLED_PAUSE_S[filler]
     base = per_word * min(2.2, max(0.5, 0.55 + 0.45 * letters / 4.7))
     return base * (1.0 + rng.uniform(-style.jitter, style.jitter))
 

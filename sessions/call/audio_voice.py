@@ -43,7 +43,7 @@ from sessions.clock import Clock
 from sessions.speech import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE
 from sessions.speech.backchannel_cache import BackchannelCache, trim_silence
 from sessions.speech.timing import estimate_word_timings
-from sessions.speech.tts import EspeakTts, Speech, Tts
+from sessions.speech.tts import EspeakTts, Speech, Tts, speak_caller
 from sessions.speech.vad import FrameVad, VadFrame, talk_over_seconds, vad_probs
 from sessions.speech_clock import TimedWord, words_heard
 
@@ -236,6 +236,7 @@ class AudioVoice:
         self.name = name
         self.agent_tts = agent_tts
         self.caller_tts = caller_tts
+        self.caller_hesitations = False
         self.vad = vad
         self.backchannels = backchannels
         self.timeline = timeline if timeline is not None else CallTimeline()
@@ -326,7 +327,8 @@ class AudioVoice:
     def synthesis(self, speaker: Speaker, text: str) -> Future[Prepared]:
         """Synthesize ``text`` for ``speaker``: now (virtual clock, caller), else on a worker."""
         if speaker == "caller":
-            return _Done(prepare(self.caller_tts.synthesize(text), None))
+            speech = speak_caller(self.caller_tts, text, hesitations=self.caller_hesitations)
+            return _Done(prepare(speech, None))
         if not self.realtime:
             return _Done(prepare(synthesize_agent(self.agent_tts, text), self.vad))
         if self._worker is None:

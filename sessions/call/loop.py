@@ -136,6 +136,7 @@ class CallLoop(LoopCommands):
         self.adapter = adapter
         """``--adapt``: the rule's thresholds follow the agent's rhythm (None: the paper's)."""
         self.voice: Voice = voice if voice is not None else TextVoice(config.style)
+        self.voice.caller_hesitations = config.profile.style == "human"
         self.agent = agent
         self.user = user
         self.listeners: list[Listener] = list(listeners)

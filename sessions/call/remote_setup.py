@@ -90,7 +90,7 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     from sessions.settings import Settings
     from sessions.speech.backchannel_cache import BackchannelCache
     from sessions.speech.stt import Transcriber
-    from sessions.speech.tts import EspeakTts
+    from sessions.speech.tts import EspeakTts, Speech, speak_caller
     from sessions.speech.vad import load_vad
 
     tts = EspeakTts(words_per_minute=spec.words_per_minute)
@@ -100,7 +100,12 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     vad = load_vad(spec.vad)
     transcriber = Transcriber(model=spec.stt, cpu_threads=1).load()
     ears = AgentEars(vad, transcriber, inline=virtual)
-    synth = Synthesizer(tts.synthesize, inline=virtual)
+    hesitations = config.profile.style == "human"
+
+    def synthesize(text: str) -> Speech:
+        return speak_caller(tts, text, hesitations=hesitations)
+
+    synth = Synthesizer(synthesize, inline=virtual)
     return RemoteParts(synth, tokens, ears)
 
 

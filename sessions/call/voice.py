@@ -14,6 +14,7 @@ implement it:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal, Protocol
 
 from sessions.call.commands import Command
@@ -78,6 +79,9 @@ class Voice(Protocol):
 
     name: str
     """text | espeak | openai (the header's ``speech.tts``)."""
+    caller_hesitations: bool
+    """The caller's break-offs, pause tokens and fillers get human timing (the human
+    disfluency style; the call loop sets it from its profile)."""
 
     def track(self, speaker: Speaker, index: int, seed: int) -> VoiceTrack:
         """A new, empty track for turn ``index`` of ``speaker``."""
@@ -161,10 +165,13 @@ class TextVoice:
     def __init__(self, style: SpeakingStyle, *, agent_style: SpeakingStyle | None = None) -> None:
         self.style = style
         self.agent_style = agent_style
+        self.caller_hesitations = False
 
     def track(self, speaker: Speaker, index: int, seed: int) -> TextTrack:
         if speaker == "agent" and self.agent_style is not None:
             return TextTrack(self.agent_style, seed)
+        if speaker == "caller" and self.caller_hesitations:
+            return TextTrack(replace(self.style, hesitations=True), seed)
         return TextTrack(self.style, seed)
 
     def tick(self, t: float) -> None:

@@ -9,6 +9,10 @@ estimated word timings).
 - ``openai``: the OpenAI speech endpoint (or any compatible server) through the
   ``openai`` package, raw PCM at 24 kHz resampled to 16 kHz. It has no SSML, so a
   pause token becomes an ellipsis, which such voices render as a pause.
+
+The caller's turns in the human disfluency style go through :func:`speak_caller`, which
+gives break-offs, pause tokens and fillers human-length silences and filled pauses
+(:mod:`sessions.hesitation`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from sessions.hesitation import FILLER_RATE_PERCENT, hesitant_pieces
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.timing import Pause, Piece, estimate_word_timings
 from sessions.speech.wav import WavError, decode_wav, pcm16_to_float, resample
@@ -243,6 +248,57 @@ class OpenAiTts:
         pcm = self.fetch_pcm(text_for_plain_tts(text))
         audio = resample(pcm16_to_float(pcm), OPENAI_PCM_RATE, SAMPLE_RATE)
         return Speech(audio, text, estimate_word_timings(pieces, audio), self.name)
+
+
+def hesitant_ssml(text: str) -> tuple[str, list[Piece]]:
+    """SSML for espeak-ng saying ``text`` with human-length hesitations
+    (:mod:`sessions.hesitation`), and its pieces for word timing.
+
+    A broken-off word ("the—") and a pause token become the word and a ``<break>``; a
+    filler is said at a slower rate and followed by its silence. The text is escaped
+    before it is wrapped: a caller's ``<`` or ``&`` is spoken, never read as markup.
+    """
+    parts: list[str] = []
+    pieces: list[Piece] = []
+    for spoken in hesitant_pieces(text):
+        if spoken.word:
+            said = html.escape(spoken.word, quote=False)
+            if spoken.filler:
+                said = f'<prosody rate="{FILLER_RATE_PERCENT}%">{said}</prosody>'
+            parts.append(said)
+            pieces.append(spoken.written)
+        if spoken.silence_after > 0:
+            parts.append(f'<break time="{round(spoken.silence_after * 1000)}ms"/>')
+            pieces.append(Pause(spoken.silence_after))
+    return "<speak>" + " ".join(parts) + "</speak>", pieces
+
+
+def text_for_hesitant_plain_tts(text: str) -> str:
+    """Text for a TTS without SSML in the human style: a broken-off word ends in an
+    ellipsis too, which such voices render as a pause (they choose its length)."""
+    out: list[str] = []
+    for spoken in hesitant_pieces(text):
+        if spoken.word:
+            out.append(spoken.written if spoken.filler else spoken.word)
+        if spoken.silence_after > 0 and not spoken.filler and out and not out[-1].endswith("..."):
+            out[-1] += "..."
+    return " ".join(out)
+
+
+def speak_caller(tts: Tts, text: str, *, hesitations: bool = False) -> Speech:
+    """The caller's turn as speech. With ``hesitations`` (the human disfluency style) its
+    break-offs, pause tokens and fillers get human timing; without, ``tts.synthesize``."""
+    if not hesitations:
+        return tts.synthesize(text)
+    if isinstance(tts, EspeakTts):
+        ssml, pieces = hesitant_ssml(text)
+        audio = tts.synthesize_ssml(ssml)
+        return Speech(audio, text, estimate_word_timings(pieces, audio), tts.name)
+    if isinstance(tts, OpenAiTts):
+        pcm = tts.fetch_pcm(text_for_hesitant_plain_tts(text))
+        audio = resample(pcm16_to_float(pcm), OPENAI_PCM_RATE, SAMPLE_RATE)
+        return Speech(audio, text, estimate_word_timings(text_to_pieces(text), audio), tts.name)
+    return tts.synthesize(text)
 
 
 def make_tts(backend: str, **options: Any) -> Tts:
