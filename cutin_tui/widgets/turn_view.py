@@ -13,6 +13,7 @@ import time
 from bisect import bisect_right
 from itertools import accumulate
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -36,7 +37,6 @@ from cutin_tui.turn_layout import (
     RowCells,
     TurnTable,
     format_time,
-    line_width,
 )
 
 ROLES = (
@@ -305,12 +305,24 @@ class TurnView(ScrollView, can_focus=True):
             self._styles[role] = style
         return style
 
-    def _cell(self, line: Line, width: int) -> list[Segment]:
-        out = [Segment(text, self._style(role)) for text, role in line]
-        pad = width - line_width(line)
-        if pad > 0:
-            out.append(Segment(" " * pad, self._style("")))
-        return out
+    def _cell(self, line: Line, width: int, out: list[Segment]) -> int:
+        """Append ``line``'s segments, padded to ``width``, to ``out``; the cells used.
+
+        A frame at a new place builds every visible line, so this is the hot loop of
+        scrolling: styles come from the dict, and the width is counted here once,
+        so that the strip need not measure its segments again."""
+        styles = self._styles
+        used = 0
+        for text, role in line:
+            style = styles.get(role)
+            if style is None:
+                style = self._style(role)
+            out.append(Segment(text, style))
+            used += cell_len(text)
+        if used < width:
+            out.append(Segment(" " * (width - used), self._style("")))
+            return width
+        return used
 
     def _line_strip(self, row: int, index: int, focused: bool) -> Strip:
         key = (row, index, focused)
@@ -321,20 +333,23 @@ class TurnView(ScrollView, can_focus=True):
         cols = self._columns
         first = index == 0
         segments: list[Segment] = []
-        segments += self._cell([("▌" if focused else "", "cursor-mark")], GUTTER_W)
-        segments += self._cell([(cells.time if first else "", "time")], TIME_W)
-        segments += self._cell([(cells.speaker if first else "", cells.speaker_role)], SPEAKER_W)
+        cell = self._cell
+        length = cell([("▌" if focused else "", "cursor-mark")], GUTTER_W, segments)
+        length += cell([(cells.time if first else "", "time")], TIME_W, segments)
+        length += cell([(cells.speaker if first else "", cells.speaker_role)], SPEAKER_W, segments)
         text = cells.text[index] if index < len(cells.text) else []
-        segments += self._cell(text, cols.text_w)
+        length += cell(text, cols.text_w, segments)
+        gap = Segment(GAP, self._style("rule"))
         for judge_lines in cells.judges:
-            segments.append(Segment(GAP, self._style("rule")))
+            segments.append(gap)
+            length += cell_len(GAP)
             line = judge_lines[index] if index < len(judge_lines) else []
-            segments += self._cell(line, cols.judge_w)
+            length += cell(line, cols.judge_w, segments)
         if focused:
             # The row's own styles carry the widget background; lay the cursor's over them.
             under = Style(bgcolor=self._style("cursor").bgcolor)
             segments = [Segment(seg.text, (seg.style or Style()) + under) for seg in segments]
-        strip = Strip(segments).extend_cell_length(cols.width, self._style(""))
+        strip = Strip(segments, length).extend_cell_length(cols.width, self._style(""))
         self._strips[key] = strip
         return strip
 
