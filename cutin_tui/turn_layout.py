@@ -49,7 +49,7 @@ GAP = " │"
 GAP_W = cell_len(GAP)
 
 GLYPH = {PASS: "✓", FAIL: "✗", WARN: "!", INFO: "i", ERROR: "⚠"}
-INSERTION_KINDS = ("filler", "repetition", "pause")
+INSERTION_KINDS = ("filler", "repetition", "pause", "repair", "restart")
 SHORT_NAMES = {
     "response_latency": "latency",
     "presumes_unspoken": "unheard",

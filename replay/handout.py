@@ -79,6 +79,8 @@ table.transcript td.who { width: 56px; font-weight: 600; }
 .ins { border-radius: 3px; padding: 0 2px; font-weight: 600; }
 .ins.filler { background: #fde2b8; } .ins.repetition { background: #d5e8fb; }
 .ins.pause { background: #e4e4e4; } .ins.written { background: #f6d3ec; }
+.ins.repair { background: #f8d0d0; text-decoration: line-through; }
+.ins.restart { background: #d3f0dc; text-decoration: line-through; font-style: italic; }
 ul.checks { margin: 4px 0; padding-left: 18px; font-size: 14px; }
 .legend span { margin-right: 14px; white-space: nowrap; font-size: 13px; }
 .swatch { display: inline-block; width: 22px; height: 10px; border-radius: 2px; margin-right: 4px;

@@ -35,7 +35,8 @@ class Insertion:
 
     index: int
     kind: str
-    """filler | repetition | pause."""
+    """filler | repetition | pause | repair | restart (the last two: a self-correction's
+    broken-off words, human style)."""
     token: str
 
 

@@ -303,11 +303,27 @@ def _placeholder(t: Turn) -> str:
     return f"(speech, {_num(dur)} s, no transcript)" if dur else "(no words)"
 
 
+# A self-correction's broken-off words were said and then abandoned: struck through, a
+# repair (a word replaced) plain, a restart (said again as it was) in italics.
+_MD_MARK = {"repair": "~~{}~~", "restart": "_~~{}~~_"}
+_SELF_CORRECTION_MD = (
+    "<br>(~~struck~~: repair, said then corrected · _~~struck, italic~~_: restart, said again)"
+)
+_SELF_CORRECTION_HTML = (
+    '<br><span class="meta">struck through: <span class="ins ins-repair">repair</span> '
+    '(said, then corrected) · <span class="ins ins-restart">restart</span> (said again)</span>'
+)
+
+
 def _md_turn_text(t: Turn) -> str:
     if t.speaker == "user" and t.rendered is not None and t.insertions:
         tokens = _diff_tokens(t.rendered, t.insertions)
-        marked = " ".join(f"**{_md(tok)}**" if kind else _md(tok) for tok, kind in tokens)
-        return f"{_md(t.text)}<br>heard: {marked}"
+        marked = " ".join(
+            _MD_MARK.get(kind or "", "**{}**").format(_md(tok)) if kind else _md(tok)
+            for tok, kind in tokens
+        )
+        legend = _SELF_CORRECTION_MD if {k for _, k in tokens} & set(_MD_MARK) else ""
+        return f"{_md(t.text)}<br>heard: {marked}{legend}"
     if t.speaker == "user" and t.rendered is not None and t.rendered != t.text:
         return f"{_md(t.text)}<br>heard: {_md(t.rendered)}"
     words = t.spoken if t.speaker == "agent" else t.text
@@ -424,6 +440,8 @@ details>div{padding:0 .8rem .8rem}
 .talk-over{color:#9a6700;font-style:italic}.stop{color:#9a6700;font-weight:700}
 .ins{border-radius:3px;padding:0 2px}.ins-filler{background:#fde7a9}
 .ins-repetition{background:#cde6ff}.ins-pause{background:#e7d9ff}
+.ins-repair{background:#f8d0d0;text-decoration:line-through}
+.ins-restart{background:#d3f0dc;text-decoration:line-through;font-style:italic}
 .ev{color:#55606b;font-size:.9em}.v{font-size:.9em}.meta{color:#55606b}
 .muted{color:#8a939c;font-style:italic}
 """
@@ -445,6 +463,8 @@ def _html_turn_text(t: Turn) -> str:
                     else _h(tok)
                 )
             text += f'<br><span class="meta">heard:</span> {" ".join(parts)}'
+            if {i.kind for i in t.insertions} & {"repair", "restart"}:
+                text += _SELF_CORRECTION_HTML
         return text
     split = turn_cut(t)
     if split is not None:  # a black-box agent: its talk-over, then where it stopped

@@ -18,7 +18,7 @@ from cutin_tui.call_view import AgentEntry, Entry, NoteEntry, UserEntry
 from replay.black_box import TALKED_ON, false_yield_mark, split_cut, stop_mark
 
 LABEL_WIDTH = 7
-_KINDS = ("filler", "repetition", "pause")
+_KINDS = ("filler", "repetition", "pause", "repair", "restart")
 
 
 class TranscriptView(ScrollView, can_focus=False):
@@ -37,6 +37,8 @@ class TranscriptView(ScrollView, can_focus=False):
         "transcript--filler",
         "transcript--repetition",
         "transcript--pause",
+        "transcript--repair",
+        "transcript--restart",
         "transcript--interrupt",
         "transcript--note",
         "transcript--error",

@@ -64,6 +64,8 @@ ROLES = (
     "filler",
     "repetition",
     "pause",
+    "repair",
+    "restart",
     "inserted",
     "pass",
     "fail",

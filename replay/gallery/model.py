@@ -21,7 +21,7 @@ ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 Kind = Literal["overlap", "disfluency"]
 MadeBy = Literal["rule", "script", "injection", "written"]
 Group = Literal["overlap", "typical", "stuttering"]
-InsertionKindName = Literal["filler", "repetition", "pause"]
+InsertionKindName = Literal["filler", "repetition", "pause", "repair", "restart"]
 
 MADE_BY_TEXT: dict[str, str] = {
     "rule": "produced by cutin's turn-taking rule",
