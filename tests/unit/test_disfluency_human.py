@@ -176,3 +176,22 @@ def test_paper_rule_never_makes_a_self_correction() -> None:
     for text in turns:
         c = count(inject_disfluency(text, 1.0).rendered)
         assert c.repairs == c.restarts == 0
+
+
+def test_rate_multiplier_keeps_mean_one_and_is_the_gamma_draw_at_power_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import random
+
+    from controls import disfluency_human as human
+
+    assert human.RATE_POWER == 1.0
+    assert human.rate_multiplier(0.37) == 0.37  # the default renders as before, exactly
+    rng = random.Random(5)
+    draws = [rng.gammavariate(human.GAMMA_SHAPE, 1 / human.GAMMA_SHAPE) for _ in range(40_000)]
+    monkeypatch.setattr(human, "RATE_POWER", 1.2)
+    spread = [human.rate_multiplier(g) for g in draws]
+    mean = sum(spread) / len(spread)
+    assert mean == pytest.approx(1.0, abs=0.03)
+    var = sum((m - mean) ** 2 for m in spread) / len(spread)
+    assert var > sum((g - 1.0) ** 2 for g in draws) / len(draws)  # wider than the gamma's
