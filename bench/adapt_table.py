@@ -125,7 +125,12 @@ def print_table(rows: list[dict[str, Any]], rates: dict[tuple[str, str, bool], A
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--runs", type=int, default=5, help="runs per scenario (4 scenarios)")
+    ap.add_argument(
+        "--runs",
+        type=int,
+        default=5,
+        help="runs per scenario (4 scenarios); docs/adaptive-rules.md quotes --runs 20",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="calls in parallel processes")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args(argv)

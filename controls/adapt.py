@@ -16,6 +16,12 @@ interruption scale is found first (an interruption ends the turn for the
 backchannel rule), then the backchannel scale with it in place. The short-pause
 threshold itself (200 ms) is kept: it is what the audit calls an opportunity.
 
+A cut changes what the agent says next (a scripted agent re-offers the sentence it
+was cut in, so its next turn is longer and easier to cut again). Turns observed live
+already show that; a sample spoken before the call cannot, so its source may pass a
+``follow`` that says the next turn as the agent would after a cut, and the replay
+goes through each sample call turn by turn, cutting and following as the call would.
+
 Pure and deterministic: no clock, no I/O; the same turns give the same thresholds.
 """
 
@@ -24,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from controls.questions import question_or_request
@@ -39,6 +45,10 @@ from controls.turn_taking import (
 
 SHORT_PAUSE_S = 0.2
 """A silence this long mid-turn is a short pause (where the rule is consulted)."""
+FRAME_S = 0.032
+"""The pause detector's frame (:class:`controls.pauses.PauseDetector`)."""
+BACKCHANNEL_S = 0.45
+"""How long the caller's backchannel token lasts; no pause is consulted meanwhile."""
 MIN_TURNS = 3
 """Turns needed before calibrating; until then the paper's constants apply."""
 SCALE_RANGE = (1 / 8, 8.0)
@@ -89,6 +99,8 @@ class TurnSeen:
     speech_s: float
     """Onset to the end of the last word heard."""
     pauses: tuple[PauseSeen, ...]
+    text: str = ""
+    """The words as said, for a ``follow`` that needs what was cut (not replayed)."""
 
     def as_dict(self) -> dict[str, object]:
         return {"index": self.index, "words": self.words, "speech_s": round(self.speech_s, 3)}
@@ -101,7 +113,7 @@ def turn_from_words(
     the turn ended on its own (its final silence is a pause the rule sees); a cut turn's
     last silence is not known."""
     if not words:
-        return TurnSeen(index, 0, 0.0, ())
+        return TurnSeen(index, 0, 0.0, (), "")
     onset = words[0][1]
     pauses: list[PauseSeen] = []
     text: list[str] = []
@@ -117,7 +129,31 @@ def turn_from_words(
         else:
             break
         pauses.append(PauseSeen(end - onset, i + 1, length, question_or_request(" ".join(text))))
-    return TurnSeen(index, len(words), words[-1][2] - onset, tuple(pauses))
+    return TurnSeen(
+        index, len(words), words[-1][2] - onset, tuple(pauses), " ".join(w for w, _, _ in words)
+    )
+
+
+def heard_pause_s(pause_s: float = SHORT_PAUSE_S, frame_s: float = FRAME_S) -> float:
+    """How long a silence must last, on average, for the frame-based detector to report
+    a ``pause_s`` pause, which is also when the report comes after the silence began.
+
+    The detector counts silence in whole frames from the first frame the silence fills:
+    it needs ``ceil(pause_s / frame_s)`` silent frames (7 × 32 ms = 224 ms for 200 ms),
+    and the silence began somewhere inside the frame before them. Turn onsets fall
+    anywhere on the frame grid, so half a frame is added: 240 ms. Replaying at 200 ms
+    counts pauses of 200–240 ms that calls never consult (a rhythm with many of them,
+    like ``tau2-voice``, was calibrated on opportunities it would not get).
+    ``frame_s`` 0: exactly ``pause_s``."""
+    if frame_s <= 0:
+        return pause_s
+    return math.ceil(pause_s / frame_s - 1e-9) * frame_s + frame_s / 2
+
+
+Follow = Callable[[int, TurnSeen, int], TurnSeen]
+"""``follow(position, cut, heard)``: the turn at ``position`` of the replayed turns as the
+agent says it when the turn before it (``cut``, as it was said) was cut after ``heard``
+words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,29 +221,44 @@ def replay(
     tendencies: Tendencies,
     params: RuleParams,
     pause_s: float = SHORT_PAUSE_S,
+    follow: Follow | None = None,
+    *,
+    frame_s: float = FRAME_S,
+    busy_s: float = BACKCHANNEL_S,
 ) -> tuple[float, float]:
     """Interruptions and backchannels per turn the rule would make over ``turns``.
 
-    The same checks as :func:`controls.turn_taking.decide`, at every silence that reaches
-    ``pause_s`` (fired ``pause_s`` after it began): at most one interruption per turn,
-    which ends it; backchannels spaced by words. Left out: the caller's own speech
-    (a backchannel token's 0.45 s) hiding a pause, and how an interruption changes what
-    the agent says next."""
+    The same checks as :func:`controls.turn_taking.decide`, at every silence the
+    detector would report as a ``pause_s`` pause (:func:`heard_pause_s` with
+    ``frame_s``), consulted when it reports it: at most one interruption per turn,
+    which ends it; backchannels spaced by words, and no pause consulted while the
+    caller's backchannel (``busy_s``) is still being spoken, as in the call loop.
+    With ``follow``, a turn that comes right after a replayed cut in the same call (its
+    index one more) is replaced by what ``follow`` says the agent would say then."""
     if not turns:
         return 0.0, 0.0
     beta, gamma = tendencies.beta, tendencies.gamma
+    heard = heard_pause_s(pause_s, frame_s)
     interruptions = backchannels = 0
-    for turn in turns:
+    cut: tuple[TurnSeen, int] | None = None
+    for position, planned in enumerate(turns):
+        turn = planned
+        if cut is not None and follow is not None and planned.index == cut[0].index + 1:
+            turn = follow(position, *cut)
+        cut = None
         count = last = 0
+        busy_until = -math.inf
         for p in turn.pauses:
-            if p.length_s < pause_s or p.asking:
+            fired = p.at_s + heard
+            if p.length_s < heard - 1e-9 or p.asking or fired < busy_until - 1e-9:
                 continue
             if (
                 beta > 0
-                and p.at_s + pause_s >= params.interrupt_patience_s
+                and fired >= params.interrupt_patience_s - 1e-9
                 and p.words >= params.interrupt_min_words
             ):
                 interruptions += 1
+                cut = (turn, p.words)
                 break
             if gamma > 0 and turn.index > 0:
                 needed = (
@@ -218,6 +269,7 @@ def replay(
                 if p.words >= needed:
                     count += 1
                     last = p.words
+                    busy_until = fired + busy_s
         backchannels += count
     return interruptions / len(turns), backchannels / len(turns)
 
@@ -255,9 +307,13 @@ class _RateAt:
         rule: str,
         other_scale: float,
         pause_s: float,
+        follow: Follow | None,
+        frame_s: float,
+        busy_s: float,
     ) -> None:
         self.turns, self.tendencies, self.rule = turns, tendencies, rule
-        self.other_scale, self.pause_s = other_scale, pause_s
+        self.other_scale, self.pause_s, self.follow = other_scale, pause_s, follow
+        self.frame_s, self.busy_s = frame_s, busy_s
 
     def params(self, scale: float) -> RuleParams:
         if self.rule == "interrupt":
@@ -265,7 +321,15 @@ class _RateAt:
         return scaled_params(self.tendencies, self.other_scale, scale)
 
     def __call__(self, scale: float) -> float:
-        i, b = replay(self.turns, self.tendencies, self.params(scale), self.pause_s)
+        i, b = replay(
+            self.turns,
+            self.tendencies,
+            self.params(scale),
+            self.pause_s,
+            self.follow,
+            frame_s=self.frame_s,
+            busy_s=self.busy_s,
+        )
         return i if self.rule == "interrupt" else b
 
 
@@ -347,10 +411,14 @@ def calibrate(
     *,
     min_turns: int = MIN_TURNS,
     pause_s: float = SHORT_PAUSE_S,
+    follow: Follow | None = None,
+    frame_s: float = FRAME_S,
+    busy_s: float = BACKCHANNEL_S,
 ) -> Calibration:
-    """Thresholds for ``tendencies`` that make the rule, replayed over ``turns``, act at
+    """Thresholds for ``tendencies`` that make the rule, replayed over ``turns`` (with
+    ``follow``: as the agent would go on after each replayed cut), act at
     :func:`reference_rate` per turn (the paper's constants while fewer than ``min_turns``
-    turns are known)."""
+    turns are known); ``frame_s`` and ``busy_s`` as for :func:`replay`."""
     rhythm = measure(turns, pause_s)
     used = tuple(t.index for t in turns)
     if len(turns) < min_turns:
@@ -360,15 +428,16 @@ def calibrate(
     i_scale, reached_i = 1.0, True
     if tendencies.beta > 0:
         i_scale, _, reached_i = _search(
-            _RateAt(turns, tendencies, "interrupt", 1.0, pause_s), t_int
+            _RateAt(turns, tendencies, "interrupt", 1.0, pause_s, follow, frame_s, busy_s), t_int
         )
     b_scale, reached_b = 1.0, True
     if tendencies.gamma > 0:
         b_scale, _, reached_b = _search(
-            _RateAt(turns, tendencies, "backchannel", i_scale, pause_s), t_bc
+            _RateAt(turns, tendencies, "backchannel", i_scale, pause_s, follow, frame_s, busy_s),
+            t_bc,
         )
     params = scaled_params(tendencies, i_scale, b_scale)
-    r_int, r_bc = replay(turns, tendencies, params, pause_s)
+    r_int, r_bc = replay(turns, tendencies, params, pause_s, follow, frame_s=frame_s, busy_s=busy_s)
     return Calibration(
         tendencies,
         params,

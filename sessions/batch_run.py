@@ -333,13 +333,16 @@ def _make_adapter(config: CallConfig, options: RunOptions) -> RuleAdapter:
     in its own voice style; any other agent live, over the call's first turns."""
     from sessions.call.adapt import RuleAdapter, script_sample
 
+    frame_s, busy_s = config.frame_s, config.backchannel_s
     if options.agent != "scripted" or options.speech != "text":
-        return RuleAdapter()
+        return RuleAdapter(frame_s=frame_s, busy_s=busy_s)
     profile = _profile(config.scenario, options)
     style = config.style if profile is None else agent_style(profile, config.style)
     words = profile.turn_words if profile is not None else []
     return RuleAdapter(
-        sample=script_sample(config.scenario, style, turn_words=words, seed=config.seed)
+        sample=script_sample(config.scenario, style, turn_words=words, seed=config.seed),
+        frame_s=frame_s,
+        busy_s=busy_s,
     )
 
 

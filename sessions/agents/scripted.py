@@ -33,6 +33,19 @@ def unspoken_sentences(planned: str, spoken: str) -> list[str]:
     return out
 
 
+def after_cut(text: str, planned: str, spoken: str) -> str:
+    """``text`` as said after the previous turn (``planned``) was cut after ``spoken``:
+    led by the first unspoken sentence of six words or more, if any (a sentence that is
+    itself a re-offer is not offered again). Shared with ``--adapt``'s script sample,
+    which must foresee what a cut does to the next turn."""
+    missed = [
+        m
+        for m in unspoken_sentences(planned, spoken)
+        if len(m.split()) >= 6 and not m.startswith(_REOFFER)
+    ]
+    return f"{_REOFFER} {missed[0]} {text}" if missed else text
+
+
 def with_extra(text: str, extra: list[str], target_words: float) -> str:
     """``text`` with the ``extra`` sentences, in order, put before its last sentence,
     as many as keep the turn within ``target_words`` words."""
@@ -85,14 +98,13 @@ class ScriptedAgent:
         else:
             return None
         last_agent = next((m for m in reversed(history) if m.role == "assistant"), None)
-        if last_agent is not None and last_agent.truncated and self._planned:
-            missed = [
-                m
-                for m in unspoken_sentences(self._planned[-1], last_agent.content)
-                if len(m.split()) >= 6 and not m.startswith(_REOFFER)
-            ]
-            if script.after_cut == "reoffer" and missed:
-                text = f"{_REOFFER} {missed[0]} {text}"
+        if (
+            last_agent is not None
+            and last_agent.truncated
+            and self._planned
+            and script.after_cut == "reoffer"
+        ):
+            text = after_cut(text, self._planned[-1], last_agent.content)
         self._planned.append(text)
         return text
 

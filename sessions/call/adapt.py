@@ -7,6 +7,9 @@ has seen and turns each calibration into a ``calibration`` log event. Two source
   voice style (its profile's rate and pauses) a few times with seeds of its own:
   how this agent speaks, measured without looking at the call to come. Used when
   the agent is scripted and speaks on the text clock; the calibration is made once.
+  The sample knows what a cut does to the next turn (the scripted agent's re-offer of
+  the sentence it was cut in, :func:`sessions.agents.scripted.after_cut`): the replay
+  cuts the sample's calls as the call would and speaks each re-offer in the same voice.
 * ``live``: the agent turns of this call as they end (a cut turn whole, as the agent
   planned it and its voice timed it: cut short, it would end at the very pause the rule
   fired at). The paper's constants apply until :data:`controls.adapt.MIN_TURNS` turns
@@ -19,11 +22,21 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from controls.adapt import MIN_TURNS, Calibration, TurnSeen, calibrate, turn_from_words
+from controls.adapt import (
+    BACKCHANNEL_S,
+    FRAME_S,
+    MIN_TURNS,
+    Calibration,
+    Follow,
+    TurnSeen,
+    calibrate,
+    turn_from_words,
+)
 from controls.tendencies import Tendencies
 from controls.turn_taking import RuleParams
-from sessions.agents.scripted import with_extra
+from sessions.agents.scripted import after_cut, with_extra
 from sessions.log.models import RuleCalibration, TendencyValues
 from sessions.scenarios.model import Scenario
 from sessions.speech_clock import SpeakingStyle, SpeechTrack, TimedWord, draw_quantile
@@ -37,6 +50,42 @@ def words_seen(index: int, words: Sequence[TimedWord], *, ended: bool = True) ->
     return turn_from_words(index, [(w.word, w.start, w.end) for w in words], ended=ended)
 
 
+def _spoken(index: int, text: str, style: SpeakingStyle, seed: int) -> TurnSeen:
+    track = SpeechTrack(style, seed=seed)
+    track.add_text(text, 0.0, final=True)
+    return words_seen(index, track.words)
+
+
+@dataclass
+class ScriptSample:
+    """A scripted agent's turns spoken before the call, and how it goes on after a cut."""
+
+    turns: list[TurnSeen]
+    style: SpeakingStyle
+    texts: list[str]
+    """Each turn's planned text (by position in ``turns``)."""
+    seeds: list[int]
+    """Each turn's voice seed (a re-offer is spoken on the seed of the turn it leads)."""
+    reoffers: bool = True
+    """The script re-offers what a cut left unsaid (``after_cut = "reoffer"``)."""
+    _said: dict[tuple[int, str], TurnSeen] = field(default_factory=dict, repr=False)
+
+    def follow(self, position: int, cut: TurnSeen, heard: int) -> TurnSeen:
+        """The turn at ``position`` as the scripted agent says it after ``cut`` was cut
+        after ``heard`` words (:data:`controls.adapt.Follow`)."""
+        planned = self.turns[position]
+        if not self.reoffers:
+            return planned
+        spoken = " ".join(cut.text.split()[:heard])
+        text = after_cut(self.texts[position], cut.text, spoken)
+        if text == self.texts[position]:
+            return planned
+        key = (position, text)
+        if key not in self._said:
+            self._said[key] = _spoken(planned.index, text, self.style, self.seeds[position])
+        return self._said[key]
+
+
 def script_sample(
     scenario: Scenario,
     style: SpeakingStyle,
@@ -44,23 +93,24 @@ def script_sample(
     turn_words: Sequence[float] = (),
     seed: int = 0,
     passes: int = SAMPLE_PASSES,
-) -> list[TurnSeen]:
+) -> ScriptSample:
     """The scenario's agent turns (then its closing), spoken ``passes`` times with
     ``style`` on the text clock; turn lengths drawn from ``turn_words`` as the scripted
     agent draws them, on seeds of the sample's own."""
     script = scenario.agent
-    texts = [t.text for t in script.turns] + ([script.closing] if script.closing else [])
-    out: list[TurnSeen] = []
+    base = [t.text for t in script.turns] + ([script.closing] if script.closing else [])
+    sample = ScriptSample([], style, [], [], reoffers=script.after_cut == "reoffer")
     for p in range(passes):
-        for index, text in enumerate(texts):
+        for index, text in enumerate(base):
             if turn_words and index < len(script.turns) and script.turns[index].extra:
                 rng = random.Random(f"cutin.adapt-sample|{seed}|{p}|{index}")
                 target = draw_quantile(tuple(turn_words), rng)
                 text = with_extra(text, script.turns[index].extra, target)
-            track = SpeechTrack(style, seed=(seed * 31 + p) * 1009 + index)
-            track.add_text(text, 0.0, final=True)
-            out.append(words_seen(index, track.words))
-    return out
+            voice_seed = (seed * 31 + p) * 1009 + index
+            sample.turns.append(_spoken(index, text, style, voice_seed))
+            sample.texts.append(text)
+            sample.seeds.append(voice_seed)
+    return sample
 
 
 class RuleAdapter:
@@ -69,10 +119,19 @@ class RuleAdapter:
     def __init__(
         self,
         *,
-        sample: Sequence[TurnSeen] = (),
+        sample: ScriptSample | Sequence[TurnSeen] = (),
         min_turns: int = MIN_TURNS,
         window: int = LIVE_WINDOW,
+        frame_s: float = FRAME_S,
+        busy_s: float = BACKCHANNEL_S,
     ) -> None:
+        # The call's pause detector frame and backchannel length: the replay consults
+        # pauses as the loop does (controls.adapt.replay).
+        self.frame_s, self.busy_s = frame_s, busy_s
+        self._follow: Follow | None = None
+        if isinstance(sample, ScriptSample):
+            self._follow = sample.follow
+            sample = sample.turns
         self.source = "sample" if sample else "live"
         self._sample = list(sample)
         self._live: list[TurnSeen] = []
@@ -102,7 +161,16 @@ class RuleAdapter:
         return (done.beta, done.gamma) != (tendencies.beta, tendencies.gamma)
 
     def recalibrate(self, tendencies: Tendencies, t: float, reason: str) -> RuleCalibration:
-        self.current = calibrate(self._turns(), tendencies, min_turns=self.min_turns)
+        # Live turns already show how the agent goes on after a cut: no ``follow``.
+        follow = self._follow if self._sample else None
+        self.current = calibrate(
+            self._turns(),
+            tendencies,
+            min_turns=self.min_turns,
+            follow=follow,
+            frame_s=self.frame_s,
+            busy_s=self.busy_s,
+        )
         return calibration_event(self.current, t, source=self.source, reason=reason)
 
 

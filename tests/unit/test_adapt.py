@@ -10,6 +10,7 @@ from controls.adapt import (
     MIN_TURNS,
     TurnSeen,
     calibrate,
+    heard_pause_s,
     measure,
     reference_rate,
     replay,
@@ -17,7 +18,7 @@ from controls.adapt import (
     turn_from_words,
 )
 from controls.tendencies import Tendencies
-from controls.turn_taking import Action, Situation, decide
+from controls.turn_taking import Action, RuleParams, Situation, decide
 
 
 def rhythm(
@@ -78,7 +79,7 @@ def test_replay_matches_decide_pause_by_pause() -> None:
     for turn in turns:
         count = last = 0
         for p in turn.pauses:
-            s = Situation(p.at_s + 0.2, p.words, "", turn.index, False, count, last)
+            s = Situation(p.at_s + heard_pause_s(), p.words, "", turn.index, False, count, last)
             if decide(s, tend, params).action is Action.BACKCHANNEL:
                 count, last = count + 1, p.words
         expected += count
@@ -147,3 +148,63 @@ def test_default_decide_is_the_papers() -> None:
     paper = scaled_params(tend, 1.0, 1.0)
     assert decide(s, tend) == decide(s, tend, paper)
     assert decide(s, tend).action is Action.INTERRUPT
+
+
+def test_a_pause_is_heard_as_the_frame_detector_hears_it() -> None:
+    # 7 whole 32 ms frames make the 200 ms, plus half a frame for where the silence
+    # began in its first frame.
+    assert heard_pause_s(0.2, 0.032) == pytest.approx(0.24)
+    assert heard_pause_s(0.2, 0.0) == 0.2
+    tend = Tendencies(gamma=1.0)
+    params = scaled_params(tend, 1.0, 1.0)
+    short = rhythm(wpm=150, every=8, pause_s=0.22, words=[40] * 5, start=1)
+    heard = rhythm(wpm=150, every=8, pause_s=0.26, words=[40] * 5, start=1)
+    # 220 ms silences reach 200 ms but the detector does not report them: only the
+    # turn's end is left (one backchannel a turn instead of five).
+    assert replay(short, tend, params)[1] == 1.0
+    assert replay(short, tend, params, frame_s=0.0)[1] == 5.0
+    assert replay(heard, tend, params)[1] == 5.0
+
+
+def test_no_pause_is_consulted_while_the_backchannel_is_spoken() -> None:
+    # A 250 ms pause after every word at 600 wpm: pauses are reported 0.35 s apart, and
+    # the rule would backchannel at each from the second word on. The caller's 0.45 s
+    # token hides the next pause, so only every other one is consulted.
+    tend = Tendencies(gamma=1.0)
+    params = RuleParams(7.45, 12, 2, 1.0)
+    turns = rhythm(wpm=600, every=1, pause_s=0.25, words=[20] * 4, start=1)
+    assert replay(turns, tend, params, busy_s=0.0)[1] == pytest.approx(19.0)
+    assert replay(turns, tend, params)[1] == pytest.approx(10.0)
+
+
+def test_follow_replays_what_the_agent_says_after_a_cut() -> None:
+    """A turn cut in the replay is followed by what ``follow`` says the agent says next
+    (a longer turn, as a scripted agent's re-offer): the rate rises, and calibration
+    with ``follow`` picks larger thresholds to stay on the reference."""
+    # After a cut the agent's next turn has 12 more words (a re-offered sentence).
+    turns = rhythm(wpm=170, every=6, pause_s=0.3, words=LENGTHS, start=1)
+    longer = {
+        t.index: rhythm(wpm=170, every=6, pause_s=0.3, words=[t.words + 12], start=t.index)[0]
+        for t in turns
+    }
+    seen: list[tuple[int, int]] = []
+
+    def follow(position: int, cut: TurnSeen, heard: int) -> TurnSeen:
+        seen.append((position, heard))
+        return longer[turns[position].index]
+
+    tend = Tendencies(beta=1.0)
+    params = scaled_params(tend, 1.0, 1.0)
+    plain = replay(turns, tend, params)[0]
+    followed = replay(turns, tend, params, follow=follow)[0]
+    assert seen and followed > plain
+    # Every followed position comes right after a cut turn with one index less.
+    assert all(turns[pos].index == turns[pos - 1].index + 1 for pos, _ in seen)
+    target = reference_rate("interrupt", 1.0)
+    blind, aware = calibrate(turns, tend), calibrate(turns, tend, follow=follow)
+    assert blind.params is not None and aware.params is not None
+    # Calibrated blind to the re-offer, the calls it stands for overshoot; calibrated
+    # with it, larger thresholds land on the reference.
+    assert replay(turns, tend, blind.params, follow=follow)[0] > 1.1 * target
+    assert aware.interrupt_scale > blind.interrupt_scale
+    assert replay(turns, tend, aware.params, follow=follow)[0] == pytest.approx(target, rel=0.05)
