@@ -116,6 +116,31 @@ def load_log(path: Path | str) -> Trial:
     return trial
 
 
+PREVIEW_BYTES = 1_000_000
+"""A session log larger than this gets a preview while it loads (about 20 minutes of a
+call; a two-hour log is ~5 MB and takes a second to read on a busy machine)."""
+PREVIEW_LINES = 2_000
+
+
+def load_log_preview(path: Path | str) -> Trial | None:
+    """The first :data:`PREVIEW_LINES` lines of a long cutin session log as a trial (as
+    if the call had stopped there), for a screen to paint while the whole log loads;
+    None for anything else (a short log, a τ2 file, a log that cannot be read: the full
+    load says why)."""
+    p = Path(path)
+    try:
+        if p.suffix != ".jsonl" or not is_file(p) or p.stat().st_size <= PREVIEW_BYTES:
+            return None
+        # Not a session log (a sidecar, a τ2 file): read_session says so, and the full
+        # load names the problem.
+        trial = trial_from_session(read_session(p, skip_bad=True, max_lines=PREVIEW_LINES))
+    except (LoadError, LogError, OSError, ValueError):
+        return None
+    clean_strings(trial, keep=_WRITE_BACK)  # a preview is shown once: always cleaned
+    trial.warnings.append(f"preview: the first {PREVIEW_LINES:,} lines; the rest is loading")
+    return trial
+
+
 def session_files(folder: Path, *, unlisted: list[str] | None = None) -> list[Path]:
     """Session logs below ``folder`` (sidecars excluded), in path order. Anything
     named ``*.jsonl`` that is not a directory is listed, so that a FIFO or device
@@ -270,6 +295,7 @@ __all__ = [
     "EXPECTED",
     "load_batch",
     "load_log",
+    "load_log_preview",
     "load_path",
     "load_paths",
     "recent_sessions",

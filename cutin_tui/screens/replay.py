@@ -53,6 +53,15 @@ class TrialsLoaded(Message):
         self.warnings = warnings
 
 
+class TrialPreview(Message):
+    """The start of a long log, from the loader thread, to paint while the rest loads."""
+
+    def __init__(self, path: Path, trial: Trial) -> None:
+        super().__init__()
+        self.path = path
+        self.trial = trial
+
+
 class LoadProblem(Message):
     """A path that could not be loaded; ``text`` names it and says why."""
 
@@ -224,6 +233,8 @@ class ReplayScreen(Screen[None]):
         self.loading_done = False
         self._tables: dict[int, TurnTable] = {}
         self._pending_row: int | None = None
+        self._preview: Trial | None = None
+        """The trial shown while the first long log loads (not listed; replaced)."""
         self._stop_audio = threading.Event()
         self.playback: Worker[None] | None = None
         """The last turn played (its worker)."""
@@ -276,7 +287,7 @@ class ReplayScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group=LOAD_GROUP, name="loading calls")
     def load(self) -> None:
         """Load every path (or the recent logs of the sessions folder), one message each."""
-        from replay.load import recent_sessions
+        from replay.load import load_log_preview, recent_sessions
 
         looked_in: Path | None = None
         paths = self.paths
@@ -286,6 +297,12 @@ class ReplayScreen(Screen[None]):
         known, self.preloaded = self.preloaded, []  # a reload loads everything again
         count = 0
         for n, path in enumerate(paths):
+            if count == 0 and n >= len(known):
+                # Nothing shown yet: paint the start of a long log first (a two-hour
+                # log takes a second or more to read; its first screen, ~50 ms).
+                preview = load_log_preview(path)
+                if preview is not None:
+                    self.post_message(TrialPreview(path, preview))
             batch = known[n] if n < len(known) else load_one(path)
             if isinstance(batch, str):
                 self.post_message(LoadProblem(path, batch))
@@ -306,8 +323,17 @@ class ReplayScreen(Screen[None]):
         self.turn_view.show_message("loading…")
         self.load()
 
+    def on_trial_preview(self, message: TrialPreview) -> None:
+        if self.trials or self.loading_done:
+            return  # the whole call (or another) is shown already
+        self._preview = message.trial
+        self.turn_view.show(TurnTable(message.trial), judge_groups([message.trial]))
+
     def on_trials_loaded(self, message: TrialsLoaded) -> None:
         first = not self.trials
+        if first and self._preview is not None:
+            self._pending_row = self.turn_view.cursor  # where the reader got to
+            self._preview = None
         self.trials.extend(message.trials)
         self.trial_list.loading = False
         self.trial_list.append(message.trials)
@@ -513,6 +539,9 @@ class ReplayScreen(Screen[None]):
         if view.table is None:
             self.notify("no call shown to judge", severity="warning")
             return
+        if view.table.trial is self._preview:
+            self.notify("the call is still loading", severity="information")
+            return
         self.judge_rules(view.table.trial)
 
     @work(thread=True, exit_on_error=False, group="replay-judge", name="rule judge")
@@ -632,6 +661,7 @@ __all__ = [
     "LoadProblems",
     "ReplayApp",
     "ReplayScreen",
+    "TrialPreview",
     "TrialsLoaded",
     "load_one",
     "no_device_note",

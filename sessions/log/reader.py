@@ -108,17 +108,24 @@ def _gc_paused() -> Iterator[None]:
 
 
 @_gc_paused()
-def read_session(path: Path | str, *, skip_bad: bool = False) -> Session:
+def read_session(
+    path: Path | str, *, skip_bad: bool = False, max_lines: int | None = None
+) -> Session:
     """Read ``path``. A torn last line is a warning, and so is a line a crash cut
     short before more lines were appended; any other bad line is a :class:`LogError`
-    naming file and line, unless ``skip_bad`` (then a warning)."""
+    naming file and line, unless ``skip_bad`` (then a warning). ``max_lines``: read
+    only the first lines (header included), as if the call had stopped there (a
+    preview of a long log while the whole of it loads)."""
     path = Path(path)
     try:
         raw = read_bytes(path)
     except FileError as exc:
         raise LogError(str(exc)) from None
     torn_tail = not raw.endswith(b"\n")
-    chunks = raw.split(b"\n")
+    chunks = raw.split(b"\n", -1 if max_lines is None else max_lines)
+    if max_lines is not None and len(chunks) > max_lines:
+        chunks.pop()  # the rest of the file, unsplit
+        torn_tail = False
     if chunks and chunks[-1] == b"":
         chunks.pop()
     if not chunks or not chunks[0].strip():
