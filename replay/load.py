@@ -111,9 +111,23 @@ def load_log(path: Path | str) -> Trial:
     # A log keeps its text exactly (it is appended to and rewritten by nobody); what
     # is shown of it never carries a control character (sessions.safe_files).
     trial = trial_from_session(session)
-    if may_hold_controls(read_bytes(path)):  # the walk costs; most logs need none
+    if _may_hold_controls(read_bytes(path)):  # the walk costs; most logs need none
         clean_strings(trial, keep=_WRITE_BACK)
     return trial
+
+
+# Every byte that can start what may_hold_controls looks for: a backslash escape, DEL,
+# the UTF-8 lead byte of C1 controls, a raw C0 control other than tab and newline.
+_CONTROL_LEADS = b"\\\x7f\xc2" + bytes(range(0x09)) + bytes(range(0x0B, 0x20))
+_NOT_CONTROL_LEADS = bytes(b for b in range(256) if b not in _CONTROL_LEADS)
+
+
+def _may_hold_controls(raw: bytes) -> bool:
+    """:func:`may_hold_controls`, answered at once when ``raw`` holds none of the bytes
+    its pattern starts with (a 2-hour log: a few ms instead of ~60 ms of regex)."""
+    if not raw.translate(None, _NOT_CONTROL_LEADS):
+        return False
+    return may_hold_controls(raw)
 
 
 PREVIEW_BYTES = 1_000_000
