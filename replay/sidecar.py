@@ -23,7 +23,14 @@ from replay.model import Trial
 from replay.session_import import log_verdict, verdict_from_log
 from sessions.log.models import Verdict as LogVerdict
 from sessions.log.writer import append_events
-from sessions.safe_files import FileError, JsonSyntaxError, parse_json, read_bytes, read_head
+from sessions.safe_files import (
+    FileError,
+    JsonSyntaxError,
+    inert_json,
+    parse_json,
+    read_bytes,
+    read_head,
+)
 
 SIDECAR_SCHEMA = "cutin.verdicts/1"
 SIDECAR_SUFFIX = ".cutin-verdicts.jsonl"
@@ -71,7 +78,9 @@ def write_verdicts(path: Path, source: Path, trial: Trial, verdicts: list[Any]) 
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         with path.open("x", encoding="utf-8") as fh:
-            fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+            # inert_json: a path with undecodable bytes (lone surrogates) is escaped,
+            # not an encoding error; C1 and DEL never go to the file raw.
+            fh.write(inert_json(json.dumps(header, ensure_ascii=False)) + "\n")
     else:
         _header(path)
     events = []

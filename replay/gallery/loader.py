@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from replay.gallery.model import GalleryEntry, GalleryError, scenario_defaults
-from sessions.safe_files import FileError, exists, parse_toml, read_text, shown_name
+from sessions.safe_files import FileError, exists, is_dir, parse_toml, read_text, shown_name
 from sessions.scenarios import Scenario, ScenarioError, load_scenario
 
 _DATA = "replay.gallery.data"
@@ -103,7 +103,7 @@ class Gallery:
 
 
 def _files(path: Path) -> list[Path]:
-    if path.is_dir():
+    if is_dir(path):
         return sorted(path.glob("*.toml"))
     return [path]
 
@@ -118,12 +118,12 @@ def load_gallery(extra: Iterable[str | Path] = (), *, shipped: bool = True) -> G
     seen = {e.id: e.source for e in gallery.entries}
     for item in extra:
         path = Path(item)
-        if not path.exists():
-            gallery.errors.append(f"{path}: no such file or folder")
+        if not exists(path):  # an unreadable folder on the way: load_entry says so
+            gallery.errors.append(f"{shown_name(path)}: no such file or folder")
             continue
         files = _files(path)
-        if path.is_dir() and not files:
-            gallery.errors.append(f"{path}: no *.toml gallery files in this folder")
+        if is_dir(path) and not files:
+            gallery.errors.append(f"{shown_name(path)}: no *.toml gallery files in this folder")
         for file in files:
             try:
                 entry = load_entry(file)

@@ -351,3 +351,21 @@ def test_the_fuzzer_makes_every_new_shape(tmp_path: Path) -> None:
 def test_shown_name_is_one_inert_line() -> None:
     assert shown_name("a\x1b[2J\r\nb\rc\nd\x9b\x7f") == "a␛[2J␍␤b␍c␤d\ufffd␡"
     assert shown_name(Path("/x") / "plain.jsonl") == "/x/plain.jsonl"
+
+
+def test_judge_writes_a_sidecar_beside_a_folder_whose_name_is_not_utf8(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    folder = tmp_path / os.fsdecode(b"runs-\xff\xfe")
+    folder.mkdir()
+    results = hostile.TAU2_DIR / "text_airline_results.json"
+    data = json.loads(results.read_bytes())
+    data["simulations"] = data["simulations"][:1]
+    (folder / "results.json").write_text(json.dumps(data))
+    code, out, err = _cutin(capsys, "judge", str(folder / "results.json"))
+    assert code in (0, 1), err
+    assert not RAW.search((out + err).replace("\n", ""))
+    sidecar = folder / "results.json.cutin-verdicts.jsonl"
+    assert json.loads(sidecar.read_bytes().splitlines()[0])["source"].endswith("results.json")
