@@ -175,7 +175,11 @@ def build_loop(
     simulator = None
     if llm is not None and (options.simulator or options.agent == "openai"):
         simulator = _simulator(llm, scenario)
-    adapter = RuleAdapter() if options.adapt else None
+    # Always there, off without --adapt: it takes in the agent's turns from the start, so
+    # switching adapt on mid-call (F12) calibrates on what was already heard.
+    adapter = RuleAdapter(
+        enabled=options.adapt, frame_s=config.frame_s, busy_s=config.backchannel_s
+    )
     loop = CallLoop(
         config,
         agent,

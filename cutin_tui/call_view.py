@@ -22,6 +22,7 @@ from sessions.log.models import (
     AgentWords,
     AgentYield,
     Backchannel,
+    DialsChanged,
     EndEvent,
     ErrorEvent,
     Event,
@@ -197,6 +198,8 @@ class CallView:
     errors: int = 0
     calibration: str | None = None
     """``--adapt``: the latest calibration's one-line summary."""
+    adapted: dict[str, float] | None = None
+    """``--adapt``: the thresholds in force (None: the paper's constants)."""
     caller_words: int = 0
     caller_disfluencies: int = 0
     """Fillers + repetitions in what the caller said (the independent counter)."""
@@ -309,8 +312,13 @@ class CallView:
             if self.line is None:
                 self.line = LineView()
             self.line.apply(event)
+        elif isinstance(event, DialsChanged):
+            if event.autos.get("adapt") is False and self.calibration is not None:
+                self.calibration = self.adapted = None
+                self.note("adapt off: the paper's constants apply", "info")
         elif isinstance(event, RuleCalibration):
             self.calibration = event.summary or None
+            self.adapted = dict(event.params) if event.calibrated and event.params else None
             if event.summary:
                 self.note(clean_text(event.summary), "info")
         elif isinstance(event, ErrorEvent):

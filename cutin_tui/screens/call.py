@@ -76,6 +76,9 @@ class CallScreen(Screen[None]):
         Binding("f5", "toggle_auto_backchannel", "Auto-backchannel",
                 id="call.toggle_auto_backchannel", group=_AUTOS,
                 tooltip="Switch automatic backchannels at short pauses on or off"),
+        Binding("f12", "toggle_adapt", "Adapt", id="call.toggle_adapt", group=_AUTOS,
+                tooltip="Switch --adapt on or off: the rule's thresholds calibrated to this "
+                        "agent's rhythm (on the turns heard so far), or the paper's constants"),
         Binding("f6", "select_dial('alpha')", "α", id="call.select_alpha", group=_PICK,
                 tooltip="Select α (disfluency of what you type) for ctrl+↑/↓"),
         Binding("f7", "select_dial('beta')", "β", id="call.select_beta", group=_PICK,
@@ -103,6 +106,7 @@ class CallScreen(Screen[None]):
         "call.backchannel": "Backchannel now (mm-hmm)",
         "call.toggle_auto_interrupt": "Toggle auto-interrupt",
         "call.toggle_auto_backchannel": "Toggle auto-backchannel",
+        "call.toggle_adapt": "Toggle adapt (thresholds calibrated to the agent's rhythm)",
         "call.select_alpha": "Select dial α (disfluency)",
         "call.select_beta": "Select dial β (interruption)",
         "call.select_gamma": "Select dial γ (backchannel)",
@@ -124,6 +128,9 @@ class CallScreen(Screen[None]):
         self.tendencies: Tendencies = config.tendencies
         self.auto_interrupt = config.auto_interrupt
         self.auto_backchannel = config.auto_backchannel
+        adapter = driver.loop.adapter
+        self.adapt: bool | None = None if adapter is None else adapter.enabled
+        """None: this call offers no adapt (its loop was built without an adapter)."""
         self.selected = "beta"
         self._ended_shown = False
         self._toasted: set[str] = set()
@@ -158,7 +165,7 @@ class CallScreen(Screen[None]):
         self.view.note(f"{scenario.title}. You are the caller. Goal: {scenario.user.goal}")
         self.view.note(
             "Type and press Enter to speak. F2 interrupts, F3 backchannels, "
-            "F4/F5 switch the autos, F6–F8 pick α/β/γ and ctrl+↑/↓ step it."
+            "F4/F5 switch the autos, F12 adapt, F6–F8 pick α/β/γ and ctrl+↑/↓ step it."
         )
         if self.view.line is not None:
             self.query_one(TimelineStrip).border_subtitle = LINE_LEGEND
@@ -248,6 +255,8 @@ class CallScreen(Screen[None]):
             self.auto_backchannel,
             self.view.status(now),
             realized_by_dial(self.view),
+            adapt=self.adapt,
+            adapted=self.view.adapted,
         )
 
     # ---- the tester's input -----------------------------------------------------
@@ -268,6 +277,8 @@ class CallScreen(Screen[None]):
             return ended
         if action == "toggle_talk":
             return self.driver.push_to_talk and not ended
+        if action == "toggle_adapt":
+            return self.adapt is not None and not ended
         if action == "suggest":
             # Only offered (and shown in the footer) when an LLM endpoint is configured.
             return self.driver.simulator is not None and not ended
@@ -342,6 +353,12 @@ class CallScreen(Screen[None]):
     def action_toggle_auto_backchannel(self) -> None:
         self.auto_backchannel = not self.auto_backchannel
         self.driver.submit(SetAutos(backchannel=self.auto_backchannel))
+        self._redraw_dials()
+
+    def action_toggle_adapt(self) -> None:
+        """Thresholds calibrated to the agent's rhythm, or the paper's constants."""
+        self.adapt = not self.adapt
+        self.driver.submit(SetAutos(adapt=self.adapt))
         self._redraw_dials()
 
     def action_select_dial(self, name: str) -> None:

@@ -26,6 +26,10 @@ class DialsState:
     status: str
     realized: dict[str, str] | None = None
     """Per dial, what the call has realized so far (configured vs realized, side by side)."""
+    adapt: bool | None = None
+    """``--adapt`` on or off (None: not offered in this call)."""
+    adapted: dict[str, float] | None = None
+    """The calibrated thresholds in force (None: the paper's constants)."""
 
 
 def dial_value(t: Tendencies, name: str) -> float:
@@ -46,12 +50,19 @@ def dial_lines(state: DialsState) -> list[tuple[str, str]]:
         out.append((line, "selected" if name == state.selected else ""))
         if state.realized and state.realized.get(name):
             out.append((f"    realized {state.realized[name]}", "note"))
-    out.append((f"  patience {interruption_patience_seconds(t.beta):.2f} s (10 − 8.5β)", "note"))
-    out.append((f"  spacing {backchannel_spacing_words(t.gamma):.1f} words (25 − 17γ)", "note"))
-    for label, on in (
-        ("auto-interrupt", state.auto_interrupt),
-        ("auto-backchannel", state.auto_backchannel),
-    ):
+    a = state.adapted if state.adapt else None
+    if a is None:
+        patience = f"{interruption_patience_seconds(t.beta):.2f} s (10 − 8.5β)"
+        spacing = f"{backchannel_spacing_words(t.gamma):.1f} words (25 − 17γ)"
+    else:
+        patience = f"{a['interrupt_patience_s']:.2f} s ≥{a['interrupt_min_words']:g}w adapted"
+        spacing = f"{a['backchannel_spacing_words']:.1f} words adapted"
+    out.append((f"  patience {patience}", "note"))
+    out.append((f"  spacing {spacing}", "note"))
+    autos = [("auto-interrupt", state.auto_interrupt), ("auto-backchannel", state.auto_backchannel)]
+    if state.adapt is not None:
+        autos.append(("adapt", state.adapt))
+    for label, on in autos:
         out.append((f" {label:<17} {'on' if on else 'off'}", "" if on else "off"))
     out.append(("", ""))
     out.append((f" {state.status}", "status"))
@@ -66,7 +77,10 @@ def dial_bar(state: DialsState) -> list[tuple[str, str]]:
         selected = name == state.selected
         text = f"{'▸' if selected else ' '}{SYMBOL[name]} {dial_value(t, name):.2f} "
         out.append((text, "selected" if selected else ""))
-    for label, on in (("auto-int", state.auto_interrupt), ("auto-bc", state.auto_backchannel)):
+    autos = [("auto-int", state.auto_interrupt), ("auto-bc", state.auto_backchannel)]
+    if state.adapt:  # 80 columns have no room for "adapt off"
+        autos.append(("adapt", True))
+    for label, on in autos:
         out.append((f" {label} {'on' if on else 'off'} ", "" if on else "off"))
     out.append((f" · {state.status}", "status"))
     return out

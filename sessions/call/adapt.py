@@ -124,7 +124,11 @@ class RuleAdapter:
         window: int = LIVE_WINDOW,
         frame_s: float = FRAME_S,
         busy_s: float = BACKCHANNEL_S,
+        enabled: bool = True,
     ) -> None:
+        self.enabled = enabled
+        """Off: turns are still taken in (so switching on mid-call has them to calibrate
+        on), but no calibration is made and the paper's constants apply."""
         # The call's pause detector frame and backchannel length: the replay consults
         # pauses as the loop does (controls.adapt.replay).
         self.frame_s, self.busy_s = frame_s, busy_s
@@ -141,7 +145,9 @@ class RuleAdapter:
 
     @property
     def params(self) -> RuleParams | None:
-        return None if self.current is None else self.current.params
+        if not self.enabled or self.current is None:
+            return None
+        return self.current.params
 
     def _turns(self) -> list[TurnSeen]:
         return self._sample if self._sample else self._live[-self.window :]
@@ -151,10 +157,12 @@ class RuleAdapter:
         if self._sample:
             return False
         self._live.append(turn)
-        return True
+        return self.enabled
 
     def needs(self, tendencies: Tendencies) -> bool:
-        """No calibration yet, or one made for other dials."""
+        """No calibration yet, or one made for other dials (never while off)."""
+        if not self.enabled:
+            return False
         if self.current is None:
             return True
         done = self.current.tendencies

@@ -41,6 +41,9 @@ class SetTendencies:
 class SetAutos:
     interrupt: bool | None = None
     backchannel: bool | None = None
+    adapt: bool | None = None
+    """``--adapt`` on or off (:mod:`sessions.call.adapt`): on, the rule is recalibrated at
+    once on the agent turns heard so far; off, the paper's constants apply again."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,16 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from controls.tendencies import Tendencies
 from sessions.call.commands import CallerUtterance, Command, SetAutos, SetTendencies
 from sessions.call.config import CallConfig
 from sessions.clock import Clock
 from sessions.log.models import DialsChanged, Event, TendencyValues, UserTurn, WordTiming
+
+if TYPE_CHECKING:
+    from sessions.call.adapt import RuleAdapter
 
 Listener = Callable[[Event], None]
 
@@ -33,6 +37,8 @@ class LoopCommands:
     config: CallConfig
     t: float
     virtual: bool
+    adapter: RuleAdapter | None = None
+    """``--adapt``: the rule's thresholds follow the agent's rhythm (None: never asked for)."""
     TICK_S = 0.008
     """How long the real-time runner sleeps between looks at the clock."""
 
@@ -123,15 +129,37 @@ class LoopCommands:
                 self.auto_interrupt = command.interrupt
             if command.backchannel is not None:
                 self.auto_backchannel = command.backchannel
+            if command.adapt is not None:
+                self._switch_adapt(command.adapt)
         self._log_dials(t)
+        adapter = self.adapter
+        if isinstance(command, SetAutos) and command.adapt and adapter is not None:
+            # Calibrated at once on the turns heard so far (or the paper's constants, and
+            # a note saying so, until enough have been).
+            self.emit(adapter.recalibrate(self._effective_tendencies(), t, "on"))
+
+    def _switch_adapt(self, on: bool) -> None:
+        if self.adapter is None:
+            if not on:
+                return
+            from sessions.call.adapt import RuleAdapter
+
+            # Asked for mid-call without one: measured live from the next turns on.
+            self.adapter = RuleAdapter(
+                frame_s=self.config.frame_s, busy_s=self.config.backchannel_s
+            )
+        self.adapter.enabled = on
 
     def _log_dials(self, t: float) -> None:
         d = self.tendencies
+        autos = {"interrupt": self.auto_interrupt, "backchannel": self.auto_backchannel}
+        if self.adapter is not None:
+            autos["adapt"] = self.adapter.enabled
         self.emit(
             DialsChanged(
                 t=round(t, 6),
                 tendencies=TendencyValues(alpha=d.alpha, beta=d.beta, gamma=d.gamma),
-                autos={"interrupt": self.auto_interrupt, "backchannel": self.auto_backchannel},
+                autos=autos,
             )
         )
 
