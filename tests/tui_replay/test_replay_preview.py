@@ -82,3 +82,16 @@ async def test_screen_paints_the_preview_then_the_whole_call(tmp_path: Path) -> 
     # loading in the same thread, so the screen always gets to show it first.
     assert len(seen) == 2
     assert seen[0] < whole_turns
+
+
+async def test_full_collections_are_rarer_while_the_replay_is_open(tmp_path: Path) -> None:
+    import gc
+
+    before = gc.get_threshold()
+    app = ReplayApp([long_log(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        assert gc.get_threshold() == (before[0], before[1], before[2] * 10)
+    assert gc.get_threshold() == before
