@@ -242,6 +242,7 @@ def _record_audio(voice: Voice, recorder: Recorder) -> None:
 
 def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool) -> CallDriver:
     """A call to a black-box agent: check the local parts, dial, then start the log."""
+    from sessions.call.adapt import line_adapter
     from sessions.call.recording import CallRecording, recording_path
     from sessions.call.remote_setup import RemoteSpec, build_remote_loop
 
@@ -266,6 +267,8 @@ def _open_remote_call(options: CallOptions, scenario: Scenario, *, virtual: bool
         llm.resolved_key()  # no key and no local endpoint: say so before dialling
         simulator = _simulator(llm, scenario)
     loop = build_remote_loop(spec, config, virtual=virtual)
+    # Off without --adapt but there, so F12 can switch it on over the turns already heard.
+    loop.adapter = line_adapter(config, enabled=options.adapt)
     recorder = None
     try:
         if options.sessions_dir is not None:

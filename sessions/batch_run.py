@@ -380,6 +380,10 @@ def _run_on_line(
     loop = build_remote_loop(
         remote, config, recording_path=wav, user=caller.user, user_source=source
     )
+    if options.adapt:
+        from sessions.call.adapt import line_adapter
+
+        loop.adapter = line_adapter(config)
     loop.listeners.extend(listeners)
     loop.run_for(options.max_seconds or LINE_CALL_SECONDS)
 

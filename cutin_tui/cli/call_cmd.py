@@ -275,10 +275,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     llm.add_argument(
         "--adapt",
         action="store_true",
-        help="calibrate the rule's thresholds to the agent's rhythm, measured over the call's "
-        "first 3 agent turns (the paper's constants until then), so a dial means the same "
-        "actions per agent turn on any agent (docs/adaptive-rules.md); logged as "
-        "'calibration' events",
+        help="calibrate the rule's thresholds to the agent's rhythm, measured live from the "
+        "call's agent turns (on a line: its VAD pauses and STT words), the paper's constants "
+        "until 3 have ended, so a dial means the same actions per agent turn on any agent "
+        "(docs/adaptive-rules.md); logged as 'calibration' events; F12 switches it mid-call",
     )
     llm.add_argument(
         "--suggest",
@@ -370,8 +370,6 @@ def run(args: argparse.Namespace) -> int:
     _preflight(args, stt)
     if args.listen and not on_line:
         raise CliError("--listen needs --agent twilio:ws://... or realtime (a line to listen to)")
-    if args.adapt and on_line:
-        raise CliError("--adapt is not supported for a black-box agent's line yet")
     local_audio = (args.speech != "text" and not on_line) or (
         on_line and (args.listen or args.input == "mic")
     )

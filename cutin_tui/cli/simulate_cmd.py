@@ -146,8 +146,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="calibrate the rule's thresholds to the agent's rhythm so a dial gives the same "
         "actions per agent turn on any agent (docs/adaptive-rules.md): a scripted agent on "
-        "the text clock is measured on its own script before each call, any other over the "
-        "call's first turns; every calibration is a 'calibration' log event",
+        "the text clock is measured on its own script before each call, any other (a line "
+        "too: its VAD pauses and STT words) live over the call's turns; every calibration "
+        "is a 'calibration' log event",
     )
     p.add_argument("--wpm", type=float, help="base speaking rate (default from settings, 165)")
     p.add_argument(
@@ -301,8 +302,6 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
     if is_line_agent(args.agent):
         _check_line(args)
-        if args.adapt:
-            raise CliError("--adapt is not supported for a black-box agent's line yet")
         args.speech = "espeak"  # the caller's voice on the line
     return RunOptions(
         agent=args.agent,

@@ -20,6 +20,7 @@ A change of dials recalibrates too (the thresholds belong to one dial setting).
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,13 +31,16 @@ from controls.adapt import (
     MIN_TURNS,
     Calibration,
     Follow,
+    PauseSeen,
     TurnSeen,
     calibrate,
     turn_from_words,
 )
+from controls.questions import question_or_request
 from controls.tendencies import Tendencies
 from controls.turn_taking import RuleParams
 from sessions.agents.scripted import after_cut, with_extra
+from sessions.call.config import CallConfig
 from sessions.log.models import RuleCalibration, TendencyValues
 from sessions.scenarios.model import Scenario
 from sessions.speech_clock import SpeakingStyle, SpeechTrack, TimedWord, draw_quantile
@@ -180,6 +184,46 @@ class RuleAdapter:
             busy_s=self.busy_s,
         )
         return calibration_event(self.current, t, source=self.source, reason=reason)
+
+
+def line_adapter(config: CallConfig, *, enabled: bool = True) -> RuleAdapter:
+    """``--adapt`` on a black-box agent's line: live, from the turns the line carries.
+    Their pauses are the ones the VAD reported, at the moments it reported them, so the
+    replay models no detector frames (``frame_s`` 0)."""
+    return RuleAdapter(frame_s=0.0, busy_s=config.backchannel_s, enabled=enabled)
+
+
+def line_turn_seen(
+    index: int,
+    onset: float,
+    words: Sequence[tuple[str, float]],
+    pauses: Sequence[tuple[float, float]],
+    *,
+    cut_t: float | None,
+    end_t: float,
+    pause_s: float,
+) -> TurnSeen:
+    """A black-box agent's turn as the line gave it: ``words`` (word, end) from STT,
+    ``pauses`` (reported at, silence began) from the VAD, call-clock seconds.
+
+    Each reported pause is placed so that the replay consults it when the call did
+    (``pause_s`` after ``at_s``), with the words STT heard ended by its silence. A cut
+    turn keeps its pauses up to the cut and has no end (what it would have said after
+    is not known). An uncut turn's last reported pause is the silence that ended it
+    (the VAD reports a short pause on the way to every turn end): its length is
+    endless."""
+    seen: list[PauseSeen] = []
+    for reported, silence in pauses:
+        if cut_t is not None and reported > cut_t + 1e-9:
+            break
+        heard = [w for w, end in words if end <= silence + 1e-9]
+        at = max(0.0, reported - pause_s - onset)
+        seen.append(PauseSeen(at, len(heard), pause_s, question_or_request(" ".join(heard))))
+    if cut_t is None and seen and seen[-1].words == len(words):
+        last = seen[-1]
+        seen[-1] = PauseSeen(last.at_s, last.words, math.inf, last.asking)
+    text = " ".join(w for w, _ in words)
+    return TurnSeen(index, len(words), max(0.0, end_t - onset), tuple(seen), text)
 
 
 def calibration_event(cal: Calibration, t: float, *, source: str, reason: str) -> RuleCalibration:

@@ -33,8 +33,9 @@ import numpy as np
 
 from controls.disfluency import inject_disfluency
 from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
-from controls.turn_taking import Action, Situation
+from controls.turn_taking import Action, RuleParams, Situation
 from sessions.agents.base import Message
+from sessions.call.adapt import line_turn_seen
 from sessions.call.agent_ears import AgentEars, Audio
 from sessions.call.caller_line import CallerChannel, Synthesizer, Utterance
 from sessions.call.commands import (
@@ -121,6 +122,8 @@ class _Turn:
     words_reported: int = 0
     talk_over_s: float = 0.0
     watches: list[YieldWatch] = field(default_factory=list)
+    pauses: list[tuple[float, float]] = field(default_factory=list)
+    """Each short pause the VAD reported: (when it was reported, when its silence began)."""
 
 
 @dataclass
@@ -395,6 +398,8 @@ class RemoteCallLoop(LoopCommands):
             self.emit(
                 ShortPause(t=ev.t, index=ev.index, silence_start=ev.silence_start, turn=index)
             )
+            if turn is not None:
+                turn.pauses.append((ev.t, ev.silence_start))
             if turn is not None and not self._caller_active:
                 self._opportunity(ev, turn)
             return
@@ -495,6 +500,37 @@ class RemoteCallLoop(LoopCommands):
             )
             if text:
                 self.history.append(Message("assistant", text, truncated=turn.interrupted))
+            self._observe_turn(turn, words, c)
+
+    # ---- --adapt ------------------------------------------------------------------------
+
+    def _observe_turn(self, turn: _Turn, words: list[TimedWord], closing: _Closing) -> None:
+        """An ended turn's rhythm for ``--adapt``, as the line gave it (recalibrates)."""
+        adapter = self.adapter
+        if adapter is None:
+            return
+        seen = line_turn_seen(
+            turn.index,
+            turn.onset,
+            [(w.word, w.end) for w in words],
+            turn.pauses,
+            cut_t=turn.cut_t,
+            end_t=closing.end_t,
+            pause_s=self.config.short_pause_s,
+        )
+        if adapter.observe(seen):
+            self.emit(adapter.recalibrate(self._effective_tendencies(), closing.t, "turn"))
+
+    def _rule_params(self, t: float) -> RuleParams | None:
+        """The calibrated thresholds for the dials now (None: the paper's constants)."""
+        adapter = self.adapter
+        if adapter is None:
+            return None
+        tendencies = self._effective_tendencies()
+        if adapter.needs(tendencies):
+            reason = "start" if adapter.current is None else "dials"
+            self.emit(adapter.recalibrate(tendencies, t, reason))
+        return adapter.params
 
     # ---- decisions --------------------------------------------------------------------
 
@@ -524,6 +560,7 @@ class RemoteCallLoop(LoopCommands):
             turn_onset=turn.onset,
             pause_index=ev.index,
             virtual=self.virtual,
+            rule_params=self._rule_params(ev.t),
         )
         index = self._opportunities
         self._opportunities += 1

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from controls.tendencies import Tendencies
+from sessions.call.adapt import line_adapter
 from sessions.call.config import CallConfig
 from sessions.call.remote_setup import RemoteSpec, build_remote_loop
 from sessions.call.users import ScriptedUser
@@ -30,7 +31,13 @@ class SimCall:
 
 
 def run_sim_call(
-    tmp_path: Path, agent: SimAgent, *, beta: float, gamma: float, seconds: float = 30.0
+    tmp_path: Path,
+    agent: SimAgent,
+    *,
+    beta: float,
+    gamma: float,
+    seconds: float = 30.0,
+    adapt: bool = False,
 ) -> SimCall:
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=3)
@@ -41,6 +48,8 @@ def run_sim_call(
     loop = build_remote_loop(
         spec, config, recording_path=wav, user=ScriptedUser(scenario), line=line, virtual=True
     )
+    if adapt:
+        loop.adapter = line_adapter(config)
     events: list[Event] = []
     loop.listeners.append(events.append)
     loop.run_virtual(seconds)

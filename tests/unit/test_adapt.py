@@ -208,3 +208,19 @@ def test_follow_replays_what_the_agent_says_after_a_cut() -> None:
     assert replay(turns, tend, blind.params, follow=follow)[0] > 1.1 * target
     assert aware.interrupt_scale > blind.interrupt_scale
     assert replay(turns, tend, aware.params, follow=follow)[0] == pytest.approx(target, rel=0.05)
+
+
+def test_a_line_turn_is_read_from_vad_pauses_and_stt_words() -> None:
+    from sessions.call.adapt import line_turn_seen
+
+    words = [("one", 10.3), ("two", 10.6), ("three", 11.2), ("four", 11.5), ("five?", 12.0)]
+    # (reported, silence began): after "two", after "four", and the final silence.
+    pauses = [(10.85, 10.62), (11.75, 11.52), (12.25, 12.02)]
+    turn = line_turn_seen(0, 10.0, words, pauses, cut_t=None, end_t=12.0, pause_s=0.2)
+    assert [p.words for p in turn.pauses] == [2, 4, 5]
+    # Placed so the replay consults each when the call did (0.2 s after at_s).
+    assert [round(p.at_s + 0.2, 3) for p in turn.pauses] == [0.85, 1.75, 2.25]
+    assert [p.length_s for p in turn.pauses] == [0.2, 0.2, math.inf]
+    assert turn.pauses[-1].asking and not turn.pauses[0].asking
+    cut = line_turn_seen(0, 10.0, words, pauses, cut_t=11.0, end_t=12.0, pause_s=0.2)
+    assert [p.words for p in cut.pauses] == [2]  # nothing after the cut is known
