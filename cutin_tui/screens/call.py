@@ -66,10 +66,10 @@ class CallScreen(Screen[None]):
 
     COMMANDS = {ScreenActions}
     BINDINGS = [
-        Binding("f2", "interrupt", "Interrupt", id="call.interrupt",
+        Binding("f2", "interrupt", "Cut in", id="call.interrupt",
                 tooltip="Cut the agent at the current word and say the typed text "
                         "(or one of the scenario's interruption lines when the box is empty)"),
-        Binding("f3", "backchannel", "Backchannel", id="call.backchannel",
+        Binding("f3", "backchannel", "Mm-hmm", id="call.backchannel",
                 tooltip="Say a listener token (mm-hmm, yeah, ...) now without taking the floor"),
         Binding("f4", "toggle_auto_interrupt", "Auto-interrupt", id="call.toggle_auto_interrupt",
                 tooltip="Switch automatic interruptions at short pauses on or off", group=_AUTOS),
