@@ -123,9 +123,10 @@ class Decision:
         return " | ".join(parts)
 
 
-# The checks repeat from pause to pause (same dials, same word counts), and a frozen
+# The checks repeat from pause to pause (same word counts, same answers), and a frozen
 # dataclass costs about a microsecond to build, so equal checks are shared. typed=True
-# keeps 1 and 1.0 (and True and 1) apart, as they log differently.
+# keeps 1 and 1.0 (and True and 1) apart, as they log differently; the dials' own
+# checks are built each time, since -0.0 == 0.0 would share one and log the other.
 _check = lru_cache(maxsize=4096, typed=True)(Check)
 
 
@@ -153,7 +154,7 @@ def decide(
         first_words = params.backchannel_first_words
         spacing = params.backchannel_spacing_words
     i_checks = (
-        _check("interrupt", "enabled", beta > 0, beta, "β > 0"),
+        Check("interrupt", "enabled", beta > 0, beta, "β > 0"),
         _check(
             "interrupt",
             "first_in_turn",
@@ -182,7 +183,7 @@ def decide(
     else:
         needed_words = s.words_at_last_backchannel + spacing
     b_checks = (
-        _check("backchannel", "enabled", gamma > 0, gamma, "γ > 0"),
+        Check("backchannel", "enabled", gamma > 0, gamma, "γ > 0"),
         _check(
             "backchannel",
             "not_first_turn",
