@@ -9,6 +9,7 @@ from pathlib import Path
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import positive_int
 from cutin_tui.cli.inputs import load_inputs, print_warnings
+from sessions.safe_files import shown_name, terminal_line
 
 DESCRIPTION = (
     "Work with user response positions, the frozen evaluation set of `cutin prompt-audit`. "
@@ -56,13 +57,13 @@ def run(args: argparse.Namespace) -> int:
         include_failed=args.include_failed,
     )
     for line in result.skipped:
-        print(f"cutin: skipped {line}", file=sys.stderr)
+        print(f"cutin: skipped {terminal_line(line)}", file=sys.stderr)
     if not result.positions:
         raise CliError("no positions: none of the calls has a usable caller reply")
     out = Path(args.output)
     try:
         n = write_positions(out, result.positions)
     except OSError as exc:
-        raise CliError(f"{out}: {exc.strerror or exc}") from None
-    print(f"{n} positions from {result.conversations} calls → {out}")
+        raise CliError(f"{shown_name(out)}: {exc.strerror or exc}") from None
+    print(f"{n} positions from {result.conversations} calls → {shown_name(out)}")
     return 0

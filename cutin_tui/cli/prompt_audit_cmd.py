@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import positive_int, tendency_list
 from cutin_tui.cli.llm_options import llm_config
+from sessions.safe_files import terminal_line
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(report)
     for error in report.errors:
-        print(f"cutin: error: {error}", file=sys.stderr)
+        print(f"cutin: error: {terminal_line(str(error))}", file=sys.stderr)
     if not report.paired:
         raise CliError("every position failed under some condition; nothing to compare")
     return 0

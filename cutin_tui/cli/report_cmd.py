@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.inputs import load_inputs, print_warnings
+from sessions.safe_files import shown_name
 
 DESCRIPTION = (
     "Render calls turn by turn — cut markers, the unheard part of cut turns, disfluency "
@@ -63,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             out.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise CliError(f"{out}: cannot write: {exc.strerror or exc}") from None
-        print(f"cutin: wrote {out} ({len(trials)} trials)", file=sys.stderr)
+            raise CliError(f"{shown_name(out)}: cannot write: {exc.strerror or exc}") from None
+        print(f"cutin: wrote {shown_name(out)} ({len(trials)} trials)", file=sys.stderr)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
