@@ -21,7 +21,7 @@ from enum import StrEnum
 
 from controls.disfluency import inject_disfluency
 from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
-from controls.turn_taking import Action, RuleParams, Situation
+from controls.turn_taking import Action, Situation
 from sessions.agents.base import Agent, Message, ReplyStream
 from sessions.call.adapt import RuleAdapter, words_seen
 from sessions.call.commands import (
@@ -454,18 +454,6 @@ class CallLoop(LoopCommands):
             backchannels_this_turn=turn.backchannels,
             words_at_last_backchannel=turn.words_at_last_backchannel,
         )
-
-    def _rule_params(self, t: float) -> RuleParams | None:
-        """The calibrated thresholds for the dials now (recalibrated, and logged, when
-        the dials changed); None without ``--adapt``."""
-        adapter = self.adapter
-        if adapter is None:
-            return None
-        tendencies = self._effective_tendencies()
-        if adapter.needs(tendencies):
-            reason = "start" if adapter.current is None else "dials"
-            self.emit(adapter.recalibrate(tendencies, t, reason))
-        return adapter.params
 
     def _observe_turn(self, index: int, words: list[TimedWord], t: float, *, ended: bool) -> None:
         if self.adapter is not None and self.adapter.observe(words_seen(index, words, ended=ended)):

@@ -21,6 +21,7 @@ from sessions.clock import Clock
 from sessions.log.models import DialsChanged, Event, TendencyValues, UserTurn, WordTiming
 
 if TYPE_CHECKING:
+    from controls.turn_taking import RuleParams
     from sessions.call.adapt import RuleAdapter
 
 Listener = Callable[[Event], None]
@@ -137,6 +138,18 @@ class LoopCommands:
             # Calibrated at once on the turns heard so far (or the paper's constants, and
             # a note saying so, until enough have been).
             self.emit(adapter.recalibrate(self._effective_tendencies(), t, "on"))
+
+    def _rule_params(self, t: float) -> RuleParams | None:
+        """The calibrated thresholds for the dials now (recalibrated, and logged, when the
+        dials changed); None without ``--adapt`` (the paper's constants)."""
+        adapter = self.adapter
+        if adapter is None:
+            return None
+        tendencies = self._effective_tendencies()
+        if adapter.needs(tendencies):
+            reason = "start" if adapter.current is None else "dials"
+            self.emit(adapter.recalibrate(tendencies, t, reason))
+        return adapter.params
 
     def _switch_adapt(self, on: bool) -> None:
         if self.adapter is None:

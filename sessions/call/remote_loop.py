@@ -33,7 +33,7 @@ import numpy as np
 
 from controls.disfluency import inject_disfluency
 from controls.pauses import PauseDetector, PauseEvent, PauseEventKind
-from controls.turn_taking import Action, RuleParams, Situation
+from controls.turn_taking import Action, Situation
 from sessions.agents.base import Message
 from sessions.call.adapt import line_turn_seen
 from sessions.call.agent_ears import AgentEars, Audio
@@ -520,17 +520,6 @@ class RemoteCallLoop(LoopCommands):
         )
         if adapter.observe(seen):
             self.emit(adapter.recalibrate(self._effective_tendencies(), closing.t, "turn"))
-
-    def _rule_params(self, t: float) -> RuleParams | None:
-        """The calibrated thresholds for the dials now (None: the paper's constants)."""
-        adapter = self.adapter
-        if adapter is None:
-            return None
-        tendencies = self._effective_tendencies()
-        if adapter.needs(tendencies):
-            reason = "start" if adapter.current is None else "dials"
-            self.emit(adapter.recalibrate(tendencies, t, reason))
-        return adapter.params
 
     # ---- decisions --------------------------------------------------------------------
 
