@@ -43,3 +43,16 @@ def positive_int(value: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
     return n
+
+
+def add_caller_style(p: argparse.ArgumentParser) -> None:
+    """``--style`` for a command whose caller speaks (call, simulate): one wording."""
+    p.add_argument(
+        "--style",
+        choices=("paper", "human"),
+        default="paper",
+        help=(
+            "disfluency style of the caller: paper (the published rule, default) or "
+            "human (turn-initial fillers, repairs and restarts, per-turn rate); logged"
+        ),
+    )

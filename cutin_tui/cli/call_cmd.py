@@ -7,7 +7,7 @@ import contextlib
 import shutil
 from pathlib import Path
 
-from cutin_tui.cli.args import tendency
+from cutin_tui.cli.args import add_caller_style, tendency
 
 DESCRIPTION = """\
 Open a live call. You are the caller and type (or speak: --input mic); the agent
@@ -199,15 +199,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--alpha", type=tendency("alpha"), default=0.5, help="disfluency tendency 0..1 (0.5)"
     )
-    p.add_argument(
-        "--style",
-        choices=("paper", "human"),
-        default="paper",
-        help=(
-            "disfluency style of the caller: paper (the published rule, default) or "
-            "human (turn-initial fillers, repairs and restarts, per-turn rate); logged"
-        ),
-    )
+    add_caller_style(p)
     p.add_argument(
         "--beta", type=tendency("beta"), default=0.0, help="interruption tendency 0..1 (0)"
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
-from cutin_tui.cli.args import tendency_list
+from cutin_tui.cli.args import add_caller_style, tendency_list
 from cutin_tui.cli.call_cmd import agent_choice, check_agent_key
 
 if TYPE_CHECKING:
@@ -43,15 +43,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="disfluency tendencies, a comma list of 0..1 values (default 0.5)",
     )
-    p.add_argument(
-        "--style",
-        choices=("paper", "human"),
-        default="paper",
-        help=(
-            "disfluency style of the caller: paper (the published rule, default) or "
-            "human (turn-initial fillers, repairs and restarts, per-turn rate); logged"
-        ),
-    )
+    add_caller_style(p)
     p.add_argument(
         "--beta",
         type=tendency_list("beta"),
