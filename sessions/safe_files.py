@@ -14,7 +14,7 @@ NaN further on:
 * **JSON with limits**: nesting depth (:data:`MAX_DEPTH`), integer literals of at
   most :data:`MAX_INT_DIGITS` digits, no ``NaN``/``Infinity`` and no number that
   overflows to infinity;
-* **clean text**: a lone UTF-16 surrogate becomes U+FFFD, and control characters
+* **clean text** (:mod:`sessions.inert_text`): a lone UTF-16 surrogate becomes U+FFFD, and control characters
   other than newline and tab become their visible Control Pictures (ESC → ␛), so no
   escape sequence from a file ever reaches a terminal, a report or a screen.
 
@@ -26,7 +26,6 @@ catches it once: one line on stderr, exit status 2.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -35,6 +34,16 @@ import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from sessions.inert_text import (  # re-exported: readers and printers import them from here
+    clean_strings,
+    clean_text,
+    fix_surrogates,
+    inert_json,
+    may_hold_controls,
+    shown_name,
+    terminal_line,
+)
 
 MAX_BYTES = 512 * 1024 * 1024
 """Largest file cutin reads (512 MiB; a two-hour session log is a few MiB)."""
@@ -53,127 +62,6 @@ _CHUNK = 1 << 20
 class FileError(ValueError):
     """A file cutin cannot use. The message is one line naming the file, the place
     in it and what is wrong."""
-
-
-# ---------------------------------------------------------------- text cleaning
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def _picture(match: re.Match[str]) -> str:
-    ch = match.group()
-    code = ord(ch)
-    if 0xD800 <= code <= 0xDFFF:
-        return "\ufffd"
-    if code < 0x20:
-        return chr(0x2400 + code)  # ␀ … ␟
-    if code == 0x7F:
-        return "\u2421"  # ␡
-    return "\ufffd"  # C1 controls (0x80-0x9f) have no picture
-
-
-def clean_text(text: str) -> str:
-    """``text`` without anything a terminal would act on: control characters other
-    than newline and tab shown as Control Pictures (ESC → ␛, CR → ␍; CR LF → LF),
-    C1 controls and lone surrogates as U+FFFD."""
-    if not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub(_picture, text.replace("\r\n", "\n"))
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def fix_surrogates(text: str) -> str:
-    """``text`` with lone UTF-16 surrogates (which no UTF-8 output can hold) as U+FFFD,
-    and nothing else changed: for files that are written back, such as session logs."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
-
-
-_CONTROL_IN_JSON = re.compile(
-    rb"\\u00(?:[01][0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])|\\[bfr]|\x7f|\xc2[\x80-\x9f]|[\x00-\x08\x0b-\x1f]"
-)
-
-
-def may_hold_controls(raw: bytes) -> bool:
-    """Whether JSON text ``raw`` can decode to a string holding a control character
-    (escaped as ``\\u00XX``, ``\\b``, ``\\f``, ``\\r``, or a raw DEL or C1): when not,
-    :func:`clean_strings` has nothing to do."""
-    return _CONTROL_IN_JSON.search(raw) is not None
-
-
-def clean_strings(obj: Any, *, keep: frozenset[str] = frozenset()) -> Any:
-    """Apply :func:`clean_text` to every string inside ``obj`` (dataclasses, dicts,
-    lists, keys too, in place; tuples and strings are rebuilt) and return it. Fields of
-    ``obj`` itself named in ``keep`` (a file path a program writes back to) are left
-    alone; fields of that name deeper down are cleaned like the rest."""
-    if isinstance(obj, str):
-        return clean_text(obj)
-    seen: set[int] = set()
-    stack = [obj]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, dict):
-            if any(isinstance(k, str) and clean_text(k) != k for k in node):
-                items = [(clean_text(k) if isinstance(k, str) else k, v) for k, v in node.items()]
-                node.clear()
-                node.update(items)
-            for key, value in list(node.items()):
-                fixed = _cleaned(value, stack)
-                if fixed is not value:
-                    node[key] = fixed
-        elif isinstance(node, list):
-            for i, value in enumerate(node):
-                fixed = _cleaned(value, stack)
-                if fixed is not value:
-                    node[i] = fixed
-        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-            for f in dataclasses.fields(node):
-                if node is obj and f.name in keep:
-                    continue
-                value = getattr(node, f.name)
-                fixed = _cleaned(value, stack)
-                if fixed is not value:
-                    object.__setattr__(node, f.name, fixed)
-    return obj
-
-
-def _cleaned(value: Any, stack: list[Any]) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, tuple):
-        return tuple(_cleaned(v, stack) for v in value)
-    if isinstance(value, dict | list) or (
-        dataclasses.is_dataclass(value) and not isinstance(value, type)
-    ):
-        stack.append(value)
-    return value
-
-
-def terminal_line(text: str) -> str:
-    """One line for a terminal: :func:`clean_text`, and newlines shown as ␤."""
-    return clean_text(text).replace("\n", "\u2424")
-
-
-def shown_name(path: Path | str) -> str:
-    """A file name as any output shows it (a report's ``source`` line, an error, a
-    warning): one line, nothing a terminal acts on (ESC → ␛, CR → ␍, LF → ␤, C1 and
-    undecodable bytes → U+FFFD). Only for showing: the file is opened by its real name."""
-    return clean_text(str(path).replace("\r\n", "\u240d\u2424")).replace("\n", "\u2424")
-
-
-_INERT_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029]")
-
-
-def inert_json(text: str) -> str:
-    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with DEL, the C1
-    controls, lone surrogates and the Unicode line separators written as ``\\uXXXX``
-    escapes, as ``ensure_ascii`` would: the same JSON value, nothing a terminal acts
-    on (json.dumps escapes C0 itself), and other non-ASCII text left readable. Those
-    characters only occur inside JSON strings, so the escapes are always valid."""
-    return _INERT_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def exists(path: Path | str) -> bool:
