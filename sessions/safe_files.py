@@ -14,9 +14,10 @@ NaN further on:
 * **JSON with limits**: nesting depth (:data:`MAX_DEPTH`), integer literals of at
   most :data:`MAX_INT_DIGITS` digits, no ``NaN``/``Infinity`` and no number that
   overflows to infinity;
-* **clean text** (:mod:`sessions.inert_text`): a lone UTF-16 surrogate becomes U+FFFD, and control characters
-  other than newline and tab become their visible Control Pictures (ESC → ␛), so no
-  escape sequence from a file ever reaches a terminal, a report or a screen.
+* **clean text** (:mod:`sessions.inert_text`): a lone UTF-16 surrogate becomes
+  U+FFFD, and control characters other than newline and tab become their visible
+  Control Pictures (ESC → ␛), so no escape sequence from a file ever reaches a
+  terminal, a report or a screen.
 
 Every problem is a :class:`FileError` whose message names the file, the place in it
 (``path:line:column`` and/or a JSON path such as ``$.simulations[3].duration``) and
