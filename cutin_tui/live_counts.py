@@ -1,4 +1,4 @@
-"""The live panel's counts: a thin view over :mod:`replay.realized`.
+"""The live panel's counts: a thin view over :mod:`sessions.log.realized`.
 
 The definitions are the audit's (one place, so the panel, ``cutin audit`` and the
 batch summary never disagree): an opportunity is a non-shadow ``opportunity`` event,
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from replay.realized import Realized, RealizedCounter
-from sessions.log.models import Event, Opportunity, TurnEnd
+from sessions.log.models import Event
+from sessions.log.realized import Realized, RealizedCounter
 
 
 @dataclass
@@ -22,27 +22,25 @@ class LiveCounts:
     """Counts so far; feed events in log order with :meth:`add`."""
 
     _counter: RealizedCounter = field(default_factory=RealizedCounter, repr=False)
-    at_turn_end: int = 0
-    """Opportunities whose pause became a turn end (not in the denominator)."""
-    opportunities: int = 0
-    """Every opportunity the acting policy saw, turn-end pauses included."""
-    _open_pauses: set[int] = field(default_factory=set, repr=False)
 
     def add(self, event: Event) -> bool:
         """Fold one event in; True when a count changed."""
         before = self._counter.snapshot
-        if isinstance(event, Opportunity) and event.mode != "shadow":
-            self.opportunities += 1
-            if event.pause_index is not None and not event.executed:
-                self._open_pauses.add(event.pause_index)
-        elif isinstance(event, TurnEnd) and event.short_pause_index in self._open_pauses:
-            self._open_pauses.discard(event.short_pause_index)
-            self.at_turn_end += 1
         return self._counter.feed(event) != before
 
     @property
     def snapshot(self) -> Realized:
         return self._counter.snapshot
+
+    @property
+    def at_turn_end(self) -> int:
+        """Opportunities whose pause became a turn end (not in the denominator)."""
+        return self.snapshot.taken_back
+
+    @property
+    def opportunities(self) -> int:
+        """Every opportunity the acting policy saw, turn-end pauses included."""
+        return self.snapshot.seen_opportunities
 
     @property
     def agent_turns(self) -> int:

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replay.counter import TurnCounts, count
+from sessions.log.realized import BACKCHANNEL, INTERRUPT
 
 if TYPE_CHECKING:
     from replay.agent_measures import AgentCall
@@ -80,9 +81,6 @@ DEFAULT_BY = ("alpha", "beta", "gamma", "policy", "model")
 DEFAULT_DISFLUENCY_BY = ("alpha", "beta", "gamma", "policy", "user_model")
 """Disfluency is the user simulator's behaviour: by default its table groups by the
 user simulator's model, not the agent's (``model`` = ``agent_model``)."""
-
-INTERRUPT = "INTERRUPT"
-BACKCHANNEL = "BACKCHANNEL"
 
 
 @dataclass(slots=True)
@@ -237,16 +235,9 @@ def condition_of(conv: Conversation, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def from_session(session: Session) -> Conversation:
-    """One cutin session log → one conversation (rules in the module docstring)."""
-    from sessions.log.models import (
-        AgentTurnStart,
-        Backchannel,
-        Interruption,
-        Opportunity,
-        ShortPause,
-        TurnEnd,
-        UserTurn,
-    )
+    """One cutin session log → one conversation (rules in the module docstring; the
+    turn-taking counts are :mod:`sessions.log.realized`'s, the live panel's)."""
+    from sessions.log.fold import fold
 
     header = session.header.model_dump(mode="json", by_alias=True)
     conv = Conversation(
@@ -256,57 +247,38 @@ def from_session(session: Session) -> Conversation:
         header=header,
         turn_taking=True,
     )
-    grown: set[int] = set()
-    pauses = 0
-    agent_turns: list[int] = []
-    for e in session.events:
-        if isinstance(e, ShortPause):
-            pauses += 1
-            if e.became_turn_end:
-                grown.add(e.index)
-        elif isinstance(e, TurnEnd) and e.short_pause_index is not None:
-            grown.add(e.short_pause_index)
-        elif isinstance(e, AgentTurnStart):
-            agent_turns.append(e.turn)
-    conv.pause_events = pauses
-    conv.agent_turns = len(agent_turns)
+    log = fold(session.events)
+    counter = log.realized
+    real = counter.snapshot
+    conv.turns = [count(e.rendered) for e in log.user]
+    conv.pause_events = real.pauses
+    conv.agent_turns = real.agent_turns
+    conv.opportunities = real.opportunities
+    for o in counter.counted(shadow=True):
+        shadow = conv.shadows.setdefault(o.policy, Shadow(o.policy))
+        shadow.opportunities += 1
+        shadow.interruptions += o.decision == INTERRUPT
+        shadow.backchannels += o.decision == BACKCHANNEL
     ints: dict[int, int] = {}
     bcs: dict[int, int] = {}
     position: dict[int, int] = {}
-    for e in session.events:
-        if isinstance(e, UserTurn):
-            conv.turns.append(count(e.rendered))
-        elif isinstance(e, Opportunity):
-            dropped = not e.executed and e.pause_index is not None and e.pause_index in grown
-            if e.mode == "shadow":
-                if not dropped:
-                    shadow = conv.shadows.setdefault(e.policy, Shadow(e.policy))
-                    shadow.opportunities += 1
-                    shadow.interruptions += e.decision == INTERRUPT
-                    shadow.backchannels += e.decision == BACKCHANNEL
-                continue
-            if dropped:
-                continue
-            conv.opportunities += 1
-            position[e.turn] = position.get(e.turn, 0) + 1
-            if e.executed and e.decision in (INTERRUPT, BACKCHANNEL):
-                behaviour, per_turn = (
-                    (conv.interruptions, ints)
-                    if e.decision == INTERRUPT
-                    else (conv.backchannels, bcs)
-                )
-                behaviour.actions += 1
-                behaviour.positions.append(position[e.turn])
-                per_turn[e.turn] = per_turn.get(e.turn, 0) + 1
-        elif isinstance(e, Interruption | Backchannel):
-            behaviour = conv.interruptions if isinstance(e, Interruption) else conv.backchannels
-            if e.trigger == "manual":
-                behaviour.manual += 1
-            else:
-                behaviour.auto_events += 1
+    for o in counter.counted():
+        position[o.turn] = position.get(o.turn, 0) + 1
+        if o.executed and o.decision in (INTERRUPT, BACKCHANNEL):
+            behaviour, per_turn = (
+                (conv.interruptions, ints) if o.decision == INTERRUPT else (conv.backchannels, bcs)
+            )
+            behaviour.actions += 1
+            behaviour.positions.append(position[o.turn])
+            per_turn[o.turn] = per_turn.get(o.turn, 0) + 1
+    conv.interruptions.manual = real.manual_interruptions
+    conv.interruptions.auto_events = real.interruption_events
+    conv.backchannels.manual = real.manual_backchannels
+    conv.backchannels.auto_events = real.backchannel_events
     conv.interruptions.opportunities = conv.backchannels.opportunities = conv.opportunities
-    conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in agent_turns]
-    conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in agent_turns]
+    turns = counter.agent_turn_numbers
+    conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in turns]
+    conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in turns]
     _pre_action(conv, session.events)
     from replay.agent_measures import call_of_session
 
@@ -386,7 +358,6 @@ def _opening(conv: Conversation, events: Sequence[Event]) -> None:
 
 
 # ---- τ2 trials ----------------------------------------------------------------------
-
 
 
 def tau2_header(trial: Trial) -> dict[str, Any]:

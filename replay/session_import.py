@@ -11,21 +11,18 @@ Verdict events become verdicts, matched to turns by ``(speaker, turn)``.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Any
 
 from replay.model import InlineEvent, Insertion, Speaker, Trial, Turn, Verdict, WordTime
+from sessions.log.fold import AgentTurnLog, fold
 from sessions.log.models import (
-    AgentTurnEnd,
-    AgentTurnStart,
-    AgentWords,
     AgentYield,
     Backchannel,
-    EndEvent,
     ErrorEvent,
     Interruption,
     Opportunity,
     ShortPause,
-    SpeechStart,
     TurnEnd,
     UserTurn,
 )
@@ -36,52 +33,16 @@ from sessions.log.reader import Session
 def trial_from_session(session: Session) -> Trial:
     """Build the replay model of one loaded session log."""
     header = session.header
-    agent: dict[int, Turn] = {}
-    user: list[Turn] = []
+    log = fold(session.events)
+    agent = {number: _agent_turn(turn) for number, turn in log.agent.items()}
+    user = [_user_turn(e) for e in log.user]
     pending: list[tuple[int | None, InlineEvent]] = []
-    log_verdicts: list[LogVerdict] = []
-    interruptions: dict[int, list[Interruption]] = {}
-    end: EndEvent | None = None
-    last_t = 0.0
-    for e in session.events:
-        last_t = max(last_t, e.t)
-        if isinstance(e, AgentTurnStart):
-            turn = agent.get(e.turn) or _agent_turn(e.turn, e.t)
-            turn.start = e.t
-            if e.text:
-                turn.text = e.text
-            if e.response_latency_s is not None:
-                turn.meta["response_latency_s"] = e.response_latency_s
-            agent[e.turn] = turn
-        elif isinstance(e, AgentWords):
-            turn = agent.setdefault(e.turn, _agent_turn(e.turn, e.t))
-            turn.words.extend(WordTime(w.word, w.start, w.end) for w in e.words)
-        elif isinstance(e, AgentTurnEnd):
-            turn = agent.setdefault(e.turn, _agent_turn(e.turn, e.t))
-            turn.end = e.t
-            turn.text = e.text
-            turn.spoken = e.spoken
-            turn.unspoken = e.unspoken
-            turn.interrupted = e.interrupted
-            turn.cut_t = e.cut_t
-            turn.cut_word = e.cut_word
-            turn.talk_over_s = e.talk_over_s
-            for key, value in (("stop_t", e.stop_t), ("speech_s", e.speech_s)):
-                if value is not None:  # a black-box agent's turn (agent_measures)
-                    turn.meta[key] = value
-            turn.meta.pop("incomplete", None)
-        elif isinstance(e, UserTurn):
-            user.append(_user_turn(e))
-        elif isinstance(e, LogVerdict):
-            log_verdicts.append(e)
-        elif isinstance(e, EndEvent):
-            end = e
-        else:
-            event = _inline(e)
-            if event is not None:
-                pending.append((getattr(e, "turn", None), event))
-            if isinstance(e, Interruption):
-                interruptions.setdefault(e.turn, []).append(e)
+    for e in log.inline:
+        event = _inline(e)
+        if event is not None:
+            pending.append((getattr(e, "turn", None), event))
+    end = log.end
+    last_t = log.last_t
     for turn in agent.values():
         if "incomplete" in turn.meta:
             heard = " ".join(w.word for w in turn.words)
@@ -97,7 +58,7 @@ def trial_from_session(session: Session) -> Trial:
     for i, turn in enumerate(turns):
         turn.index = i
     _place_events(turns, agent, pending)
-    _describe_interruptions(agent, interruptions)
+    _describe_interruptions(agent)
     duration = end.t if end is not None else session.duration
     trial = Trial(
         id=header.session_id,
@@ -112,21 +73,44 @@ def trial_from_session(session: Session) -> Trial:
     )
     trial.meta["end_reason"] = end.reason if end is not None else None
     trial.meta["events"] = len(session.events)
-    trial.verdicts = [verdict_from_log(v, trial) for v in log_verdicts]
+    trial.verdicts = [verdict_from_log(v, trial) for v in log.verdicts]
     return trial
 
 
-def _agent_turn(number: int, t: float) -> Turn:
-    return Turn(
+def _agent_turn(log: AgentTurnLog) -> Turn:
+    turn = Turn(
         index=0,
         speaker="agent",
-        number=number,
-        start=t,
+        number=log.number,
+        start=log.first_t,
         end=None,
         text="",
         spoken="",
         meta={"incomplete": True},
     )
+    for start in log.starts:
+        turn.start = start.t
+        if start.text:
+            turn.text = start.text
+        if start.response_latency_s is not None:
+            turn.meta["response_latency_s"] = start.response_latency_s
+    for words in log.words:
+        turn.words.extend(WordTime(w.word, w.start, w.end) for w in words.words)
+    e = log.end
+    if e is not None:
+        turn.end = e.t
+        turn.text = e.text
+        turn.spoken = e.spoken
+        turn.unspoken = e.unspoken
+        turn.interrupted = e.interrupted
+        turn.cut_t = e.cut_t
+        turn.cut_word = e.cut_word
+        turn.talk_over_s = e.talk_over_s
+        for key, value in (("stop_t", e.stop_t), ("speech_s", e.speech_s)):
+            if value is not None:  # a black-box agent's turn (agent_measures)
+                turn.meta[key] = value
+        turn.meta.pop("incomplete", None)
+    return turn
 
 
 def _user_turn(e: UserTurn) -> Turn:
@@ -161,60 +145,69 @@ def _inline(e: Any) -> InlineEvent | None:
 
 
 def _inline_event(e: Any) -> InlineEvent | None:
-    if isinstance(e, ShortPause):
-        return InlineEvent(
-            e.t,
-            "short_pause",
-            f"#{e.index}",
-            {
-                "index": e.index,
-                "silence_start": e.silence_start,
-                "became_turn_end": e.became_turn_end,
-                "turn": e.turn,
-            },
-        )
-    if isinstance(e, TurnEnd):
-        return InlineEvent(
-            e.t,
-            "turn_end",
-            "",
-            {"silence_start": e.silence_start, "short_pause_index": e.short_pause_index},
-        )
-    if isinstance(e, Opportunity):
-        return InlineEvent(
-            e.t,
-            "opportunity",
-            e.decision,
-            {
-                "index": e.index,
-                "pause_index": e.pause_index,
-                "executed": e.executed,
-                "mode": e.mode,
-                "policy": e.policy,
-                "checks": e.checks,
-            },
-        )
-    if isinstance(e, Interruption):
-        return InlineEvent(
-            e.cut_t if e.cut_t is not None else e.t,
-            "interruption",
-            e.trigger,
-            {"trigger": e.trigger, "cut_word": e.cut_word, "text": e.text},
-        )
-    if isinstance(e, Backchannel):
-        return InlineEvent(
-            e.t, "backchannel", e.token, {"trigger": e.trigger, "words_heard": e.words_heard}
-        )
-    if isinstance(e, ErrorEvent):
-        return InlineEvent(e.t, "error", e.message, {"where": e.where})
-    if isinstance(e, AgentYield):
-        # At the caller's onset, beside the interruption or backchannel it answers.
-        data = e.model_dump(exclude={"type", "t"})
-        data["decided_t"] = e.t
-        return InlineEvent(e.onset_t, "agent_yield", _yield_label(e), data)
-    if isinstance(e, SpeechStart):
-        return None  # the turns' start times already say this
-    return None
+    build = _INLINE.get(getattr(e, "type", ""))
+    # speech_start and other kinds: the turns' start times already say this
+    return build(e) if build is not None else None
+
+
+def _short_pause(e: ShortPause) -> InlineEvent:
+    data = {
+        "index": e.index,
+        "silence_start": e.silence_start,
+        "became_turn_end": e.became_turn_end,
+        "turn": e.turn,
+    }
+    return InlineEvent(e.t, "short_pause", f"#{e.index}", data)
+
+
+def _turn_end(e: TurnEnd) -> InlineEvent:
+    data = {"silence_start": e.silence_start, "short_pause_index": e.short_pause_index}
+    return InlineEvent(e.t, "turn_end", "", data)
+
+
+def _opportunity(e: Opportunity) -> InlineEvent:
+    data = {
+        "index": e.index,
+        "pause_index": e.pause_index,
+        "executed": e.executed,
+        "mode": e.mode,
+        "policy": e.policy,
+        "checks": e.checks,
+    }
+    return InlineEvent(e.t, "opportunity", e.decision, data)
+
+
+def _interruption(e: Interruption) -> InlineEvent:
+    data = {"trigger": e.trigger, "cut_word": e.cut_word, "text": e.text}
+    return InlineEvent(e.cut_t if e.cut_t is not None else e.t, "interruption", e.trigger, data)
+
+
+def _backchannel(e: Backchannel) -> InlineEvent:
+    data = {"trigger": e.trigger, "words_heard": e.words_heard}
+    return InlineEvent(e.t, "backchannel", e.token, data)
+
+
+def _error(e: ErrorEvent) -> InlineEvent:
+    return InlineEvent(e.t, "error", e.message, {"where": e.where})
+
+
+def _agent_yield(e: AgentYield) -> InlineEvent:
+    # At the caller's onset, beside the interruption or backchannel it answers.
+    data = e.model_dump(exclude={"type", "t"})
+    data["decided_t"] = e.t
+    return InlineEvent(e.onset_t, "agent_yield", _yield_label(e), data)
+
+
+_INLINE: dict[str, Callable[[Any], InlineEvent]] = {
+    "short_pause": _short_pause,
+    "turn_end": _turn_end,
+    "opportunity": _opportunity,
+    "interruption": _interruption,
+    "backchannel": _backchannel,
+    "error": _error,
+    "agent_yield": _agent_yield,
+}
+"""Event type → the replay model's inline event for it."""
 
 
 def _yield_label(e: AgentYield) -> str:
@@ -241,11 +234,10 @@ def _place_events(
         turn.events.sort(key=lambda ev: ev.t)
 
 
-def _describe_interruptions(agent: dict[int, Turn], cuts: dict[int, list[Interruption]]) -> None:
+def _describe_interruptions(agent: dict[int, Turn]) -> None:
     """Give each interruption event the agent's reaction: how long it kept talking
     after the cut (the yield latency; the talk-over while the tester speaks). A
     black-box agent's reaction was measured: its ``agent_yield`` at the same onset."""
-    del cuts
     for turn in agent.values():
         events = turn.events_of("interruption")
         cut_by_backchannel = turn.cut_t is not None and any(

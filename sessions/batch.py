@@ -14,16 +14,8 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sessions.log.models import (
-    AgentTurnStart,
-    Backchannel,
-    EndEvent,
-    ErrorEvent,
-    Event,
-    Interruption,
-    Opportunity,
-    TurnEnd,
-)
+from sessions.log.models import EndEvent, ErrorEvent, Event
+from sessions.log.realized import RealizedCounter
 
 RATE_JITTER_DEFAULT = 0.05
 """Each run speaks up to ±5 % faster or slower than the base rate."""
@@ -167,7 +159,10 @@ def plan_batch(
 
 @dataclass(slots=True)
 class CallTally:
-    """Counts from one call's events."""
+    """Counts from one call's events: the realized counts of
+    :mod:`sessions.log.realized` (the audit's and the live panel's), with every
+    logged interruption and backchannel event (automatic or manual) as the actions,
+    plus the errors and how the call ended."""
 
     agent_turns: int = 0
     opportunities: int = 0
@@ -175,7 +170,7 @@ class CallTally:
     backchannels: int = 0
     errors: list[str] = field(default_factory=list)
     end_reason: str | None = None
-    _idle_at_pause: dict[int, int] = field(default_factory=dict, repr=False)
+    _counter: RealizedCounter = field(default_factory=RealizedCounter, repr=False, compare=False)
 
     @property
     def complete(self) -> bool:
@@ -183,25 +178,13 @@ class CallTally:
         return self.end_reason is not None and self.end_reason != "crash"
 
     def add(self, event: Event) -> None:
-        """Count one event (usable as a call-loop listener). Shadow opportunities
-        are not counted: they were only logged, never acted on. As in the audit, a
-        pause that grew into a turn end was no opportunity, unless it was acted on."""
-        if isinstance(event, AgentTurnStart):
-            self.agent_turns += 1
-        elif isinstance(event, Opportunity):
-            if event.mode != "shadow":
-                self.opportunities += 1
-                if not event.executed and event.pause_index is not None:
-                    idle = self._idle_at_pause
-                    idle[event.pause_index] = idle.get(event.pause_index, 0) + 1
-        elif isinstance(event, TurnEnd):
-            if event.short_pause_index is not None:
-                self.opportunities -= self._idle_at_pause.pop(event.short_pause_index, 0)
-        elif isinstance(event, Interruption):
-            self.interruptions += 1
-        elif isinstance(event, Backchannel):
-            self.backchannels += 1
-        elif isinstance(event, ErrorEvent):
+        """Count one event (usable as a call-loop listener)."""
+        s = self._counter.feed(event)
+        self.agent_turns = s.agent_turns
+        self.opportunities = s.opportunities
+        self.interruptions = s.interruption_events + s.manual_interruptions
+        self.backchannels = s.backchannel_events + s.manual_backchannels
+        if isinstance(event, ErrorEvent):
             self.errors.append(f"{event.where}: {event.message}" if event.where else event.message)
         elif isinstance(event, EndEvent):
             self.end_reason = event.reason

@@ -13,7 +13,6 @@ from scipy import stats as sps
 from replay.audit_load import load_conversations
 from replay.audit_report import build_report
 from replay.audit_sessions import condition_of, from_session
-from replay.realized import RealizedCounter, realized
 from sessions.log import read_session
 from sessions.log.models import (
     AgentInfo,
@@ -30,6 +29,7 @@ from sessions.log.models import (
     TurnEnd,
     UserTurn,
 )
+from sessions.log.realized import RealizedCounter, realized
 from tests.support.logs import write_log
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from replay.realized import realized
 from sessions.batch import tally
 from sessions.log.models import Opportunity, TurnEnd
+from sessions.log.realized import realized
 from tests.call.helpers import run_call
 
 

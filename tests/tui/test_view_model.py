@@ -55,7 +55,7 @@ def test_counts_follow_the_method_definitions() -> None:
 
 
 def test_the_panel_counts_exactly_as_the_audit_does() -> None:
-    from replay.realized import realized
+    from sessions.log.realized import realized
 
     events = _call(beta=0.0, gamma=1.0)
     c = count_events(events)
