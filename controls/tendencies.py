@@ -35,3 +35,9 @@ class Tendencies:
 
     def as_dict(self) -> dict[str, float]:
         return {"alpha": self.alpha, "beta": self.beta, "gamma": self.gamma}
+
+
+DEFAULT_TENDENCIES = Tendencies(alpha=0.5, beta=0.0, gamma=0.5)
+"""The dials a call starts with when none are given (``cutin call``, the TUI's home
+screen, ``CallConfig``, ``cutin simulate``'s grid): typed disfluencies and
+backchannels, no interruptions until β is raised. Every default reads from here."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from controls.tendencies import DEFAULT_TENDENCIES
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import add_caller_style, tendency_list
 from cutin_tui.cli.call_cmd import agent_choice, check_agent_key
@@ -39,24 +40,26 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--alpha",
         type=tendency_list("alpha"),
-        default=[0.5],
+        default=[DEFAULT_TENDENCIES.alpha],
         metavar="LIST",
-        help="disfluency tendencies, a comma list of 0..1 values (default 0.5)",
+        help="disfluency tendencies, a comma list of 0..1 values "
+        f"(default {DEFAULT_TENDENCIES.alpha:g})",
     )
     add_caller_style(p)
     p.add_argument(
         "--beta",
         type=tendency_list("beta"),
-        default=[0.0],
+        default=[DEFAULT_TENDENCIES.beta],
         metavar="LIST",
-        help="interruption tendencies, e.g. 0,0.3,0.7,1 (default 0)",
+        help=f"interruption tendencies, e.g. 0,0.3,0.7,1 (default {DEFAULT_TENDENCIES.beta:g})",
     )
     p.add_argument(
         "--gamma",
         type=tendency_list("gamma"),
-        default=[0.5],
+        default=[DEFAULT_TENDENCIES.gamma],
         metavar="LIST",
-        help="backchannel tendencies, a comma list (default 0.5, as in cutin call)",
+        help="backchannel tendencies, a comma list "
+        f"(default {DEFAULT_TENDENCIES.gamma:g}, as in cutin call)",
     )
     p.add_argument(
         "--runs", type=int, default=1, help="runs per scenario and condition (default 1)"

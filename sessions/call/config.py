@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from controls.disfluency import DEFAULT_PROFILE, DisfluencyProfile
-from controls.tendencies import Tendencies
+from controls.tendencies import DEFAULT_TENDENCIES, Tendencies
 from sessions.scenarios.model import Scenario
 from sessions.speech_clock import SpeakingStyle
 
@@ -15,7 +15,7 @@ BACKCHANNEL_TOKENS: tuple[str, ...] = ("mm-hmm", "yeah", "right", "uh-huh", "oka
 @dataclass
 class CallConfig:
     scenario: Scenario
-    tendencies: Tendencies = field(default_factory=lambda: Tendencies(0.5, 0.0, 0.0))
+    tendencies: Tendencies = DEFAULT_TENDENCIES
     seed: int = 0
     style: SpeakingStyle = field(default_factory=SpeakingStyle)
     auto_interrupt: bool = True
