@@ -3,8 +3,10 @@ Textual, heavy backends load lazily, and controls needs nothing but the standard
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,3 +96,76 @@ def test_building_the_cli_imports_neither_textual_nor_heavy_backends(
     assert proc.returncode == 0, proc.stderr
     loaded = top_level(json.loads(proc.stdout))
     assert not loaded & {"textual", *HEAVY_MODULES}
+
+
+# ---- the floors: which package may import which ---------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+FORBIDDEN: dict[str, frozenset[str]] = {
+    "controls": frozenset({"sessions", "replay", "prompts", "cutin_tui", "textual"}),
+    "sessions": frozenset({"replay", "cutin_tui", "textual"}),
+    "replay": frozenset({"cutin_tui", "textual"}),
+}
+"""Package → the top-level packages it must never import: controls is the floor (the
+rules, standard library only), sessions sits on it (calls and their logs), replay on
+sessions (reading, auditing, reporting logs), and only cutin_tui may use Textual."""
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_importing_a_package_loads_nothing_above_its_floor(
+    package: str, child_env: dict[str, str]
+) -> None:
+    result = probe(package, child_env)
+    assert len(result["modules"]) > 1  # the walk found the submodules
+    above = top_level(result["all"]) & FORBIDDEN[package]
+    assert not above, f"importing every module of {package} loaded {sorted(above)}"
+
+
+def imported_names(path: Path) -> list[tuple[int, str]]:
+    """Every module an import statement anywhere in ``path`` names (inside functions
+    too, where a fresh-interpreter probe cannot see them), and every constant
+    ``importlib.import_module(...)`` / ``__import__(...)`` argument."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            first = node.args[0]
+            if name in ("import_module", "__import__") and isinstance(first, ast.Constant):
+                out.append((node.lineno, str(first.value)))
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_no_import_statement_reaches_above_the_floor(package: str) -> None:
+    files = sorted((ROOT / package).rglob("*.py"))
+    assert files
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in files
+        for line, name in imported_names(path)
+        if name.partition(".")[0] in FORBIDDEN[package]
+    ]
+    assert bad == []
+
+
+def test_the_static_scan_sees_lazy_imports(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import importlib\n"
+        "def f():\n"
+        "    from replay.report import x\n"
+        "    import textual.app\n"
+        "    importlib.import_module('cutin_tui.app')\n",
+        encoding="utf-8",
+    )
+    assert [name for _, name in imported_names(module)] == [
+        "importlib",
+        "replay.report",
+        "textual.app",
+        "cutin_tui.app",
+    ]
