@@ -18,8 +18,9 @@ import random
 import numpy as np
 
 from bench._timing import median_seconds
-from replay.audit_report import build_report
-from replay.audit_sessions import Conversation, from_texts
+from replay.audit.report import build_report
+from replay.audit.sessions import Conversation
+from replay.audit.texts import from_texts
 
 CONVERSATIONS = 500
 TURNS = 10

@@ -183,7 +183,7 @@ def open_log_rows() -> list[dict[str, object]]:
 
 def tau2_rows() -> list[dict[str, object]]:
     from replay.load import load_paths
-    from replay.tau_voice_metrics import metrics_for_timelines
+    from replay.tau2.tau_voice_metrics import metrics_for_timelines
 
     results = TAU2 / "text_airline_results.json"
     text_s = median_seconds(lambda: load_paths([results]), REPEATS)

@@ -27,8 +27,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from replay.audit_load import load_conversations  # noqa: E402
-from replay.audit_report import NEGATIVE_CONTROL, OPENING_CONTROL, build_report  # noqa: E402
+from replay.audit.load import load_conversations  # noqa: E402
+from replay.audit.report import NEGATIVE_CONTROL, OPENING_CONTROL, build_report  # noqa: E402
 from sessions.batch import conditions, plan_batch  # noqa: E402
 from sessions.batch_run import CallStatus, RunOptions, run_batch  # noqa: E402
 from sessions.log import read_session  # noqa: E402

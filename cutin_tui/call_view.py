@@ -8,14 +8,14 @@ the same fold can be checked against a log file in a test.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cutin_tui.line_view import LineView
 from cutin_tui.live_counts import LiveCounts
-from replay.black_box import short_outcome, yield_phrase
-from replay.counter import count
+from replay.audit.counter import count
+from replay.report.black_box import short_outcome, yield_phrase
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -249,93 +249,115 @@ class CallView:
     def _apply(self, event: Event) -> None:
         self.last_t = max(self.last_t, event.t)
         self.counts.add(event)
+        handler = _ON_EVENT.get(getattr(event, "type", ""))
+        if handler is not None:
+            handler(self, event)
+
+    def _on_agent_turn_start(self, event: AgentTurnStart) -> None:
+        self._agent(event.turn)
+        self.agent_speaking = True
+        self.agent_turn = event.turn
+
+    def _on_agent_words(self, event: AgentWords) -> None:
         tl = self.timeline
-        if isinstance(event, AgentTurnStart):
-            self._agent(event.turn)
-            self.agent_speaking = True
-            self.agent_turn = event.turn
-        elif isinstance(event, AgentWords):
-            entry = self._agent(event.turn)
-            # Words arrive in order; first_index guards against a repeated report.
-            del entry.words[event.first_index :]
-            entry.words.extend(w.word for w in event.words)
-            del entry.starts[event.first_index :]
-            entry.starts.extend(w.start for w in event.words)
-            tl.agent.extend((w.start, w.end) for w in event.words)
-        elif isinstance(event, AgentTurnEnd):
-            entry = self._agent(event.turn)
-            entry.done = True
-            entry.interrupted = event.interrupted
-            entry.talk_over_s = event.talk_over_s
-            if event.speech_s is not None or event.stop_t is not None:
-                entry.black_box = True  # only a line's turns measure their own speech
-            if event.stop_t is not None:
-                entry.stop_t = event.stop_t
-            if event.cut_word is not None:
-                entry.cut_word = event.cut_word
-                entry.words = event.spoken.split()
-                entry.unspoken = event.unspoken
-            self.agent_speaking = False
-        elif isinstance(event, UserTurn):
-            self._user_turn(event)
-        elif isinstance(event, Interruption):
-            entry = self._agent(event.turn)
-            entry.barge_in_word = event.cut_word
-            entry.black_box = entry.black_box or self.line is not None
-            tl.interruptions.append((event.t, event.trigger))
-            tl.cuts.append(event.cut_t if event.cut_t is not None else event.t)
-        elif isinstance(event, Backchannel):
-            entry = self._agent(event.turn)
-            heard = event.words_heard if event.words_heard is not None else len(entry.words)
-            entry.backchannels.append((heard, event.token))
-            tl.backchannels.append((event.t, event.trigger))
-        elif isinstance(event, ShortPause):
-            tl.pauses.append((event.t, event.index))
-        elif isinstance(event, Opportunity):
-            self._opportunity(event)
-        elif isinstance(event, TurnEnd):
-            tl.turn_ends.append(event.t)
-            mark = tl.opportunities.get(
-                event.short_pause_index if event.short_pause_index is not None else -1
-            )
-            if mark is not None:
-                mark.at_turn_end = True
-            if (
-                self.decision is not None
-                and event.short_pause_index is not None
-                and self.decision.pause_index == event.short_pause_index
-            ):
-                self.decision.at_turn_end = True
-        elif isinstance(event, AgentYield):
-            self._agent_yield(event)
-        elif isinstance(event, LineEvent):
-            if self.line is None:
-                self.line = LineView()
-            self.line.apply(event)
-        elif isinstance(event, DialsChanged):
-            if event.autos.get("adapt") is False and self.calibration is not None:
-                self.calibration = self.adapted = None
-                self.note("adapt off: the paper's constants apply", "info")
-        elif isinstance(event, RuleCalibration):
-            self.calibration = event.summary or None
-            self.adapted = dict(event.params) if event.calibrated and event.params else None
-            if event.summary:
-                self.note(clean_text(event.summary), "info")
-        elif isinstance(event, ErrorEvent):
-            self.errors += 1
-            self.note(clean_text(f"error in {event.where or 'call'}: {event.message}"), "error")
-        elif isinstance(event, EndEvent):
-            self.ended = event.reason
-            self.agent_speaking = False
-            for index in self._queued:
-                waiting = self.entries[index]
-                if isinstance(waiting, NoteEntry):
-                    waiting.text = waiting.text.replace(QUEUED, NEVER_SAID, 1)
-                    self._touch(index)
-            self._queued.clear()
-            why = _END_REASONS.get(event.reason)
-            reason = f": {why}" if why else f" ({event.reason})"
-            self.note(f"call ended at {event.t:.1f} s{reason}", "end")
+        entry = self._agent(event.turn)
+        # Words arrive in order; first_index guards against a repeated report.
+        del entry.words[event.first_index :]
+        entry.words.extend(w.word for w in event.words)
+        del entry.starts[event.first_index :]
+        entry.starts.extend(w.start for w in event.words)
+        tl.agent.extend((w.start, w.end) for w in event.words)
+
+    def _on_agent_turn_end(self, event: AgentTurnEnd) -> None:
+        entry = self._agent(event.turn)
+        entry.done = True
+        entry.interrupted = event.interrupted
+        entry.talk_over_s = event.talk_over_s
+        if event.speech_s is not None or event.stop_t is not None:
+            entry.black_box = True  # only a line's turns measure their own speech
+        if event.stop_t is not None:
+            entry.stop_t = event.stop_t
+        if event.cut_word is not None:
+            entry.cut_word = event.cut_word
+            entry.words = event.spoken.split()
+            entry.unspoken = event.unspoken
+        self.agent_speaking = False
+
+    def _on_user_turn(self, event: UserTurn) -> None:
+        self._user_turn(event)
+
+    def _on_interruption(self, event: Interruption) -> None:
+        tl = self.timeline
+        entry = self._agent(event.turn)
+        entry.barge_in_word = event.cut_word
+        entry.black_box = entry.black_box or self.line is not None
+        tl.interruptions.append((event.t, event.trigger))
+        tl.cuts.append(event.cut_t if event.cut_t is not None else event.t)
+
+    def _on_backchannel(self, event: Backchannel) -> None:
+        tl = self.timeline
+        entry = self._agent(event.turn)
+        heard = event.words_heard if event.words_heard is not None else len(entry.words)
+        entry.backchannels.append((heard, event.token))
+        tl.backchannels.append((event.t, event.trigger))
+
+    def _on_short_pause(self, event: ShortPause) -> None:
+        tl = self.timeline
+        tl.pauses.append((event.t, event.index))
+
+    def _on_opportunity(self, event: Opportunity) -> None:
+        self._opportunity(event)
+
+    def _on_turn_end(self, event: TurnEnd) -> None:
+        tl = self.timeline
+        tl.turn_ends.append(event.t)
+        mark = tl.opportunities.get(
+            event.short_pause_index if event.short_pause_index is not None else -1
+        )
+        if mark is not None:
+            mark.at_turn_end = True
+        if (
+            self.decision is not None
+            and event.short_pause_index is not None
+            and self.decision.pause_index == event.short_pause_index
+        ):
+            self.decision.at_turn_end = True
+
+    def _on_agent_yield(self, event: AgentYield) -> None:
+        self._agent_yield(event)
+
+    def _on_line_event(self, event: LineEvent) -> None:
+        if self.line is None:
+            self.line = LineView()
+        self.line.apply(event)
+
+    def _on_dials_changed(self, event: DialsChanged) -> None:
+        if event.autos.get("adapt") is False and self.calibration is not None:
+            self.calibration = self.adapted = None
+            self.note("adapt off: the paper's constants apply", "info")
+
+    def _on_rule_calibration(self, event: RuleCalibration) -> None:
+        self.calibration = event.summary or None
+        self.adapted = dict(event.params) if event.calibrated and event.params else None
+        if event.summary:
+            self.note(clean_text(event.summary), "info")
+
+    def _on_error_event(self, event: ErrorEvent) -> None:
+        self.errors += 1
+        self.note(clean_text(f"error in {event.where or 'call'}: {event.message}"), "error")
+
+    def _on_end_event(self, event: EndEvent) -> None:
+        self.ended = event.reason
+        self.agent_speaking = False
+        for index in self._queued:
+            waiting = self.entries[index]
+            if isinstance(waiting, NoteEntry):
+                waiting.text = waiting.text.replace(QUEUED, NEVER_SAID, 1)
+                self._touch(index)
+        self._queued.clear()
+        why = _END_REASONS.get(event.reason)
+        reason = f": {why}" if why else f" ({event.reason})"
+        self.note(f"call ended at {event.t:.1f} s{reason}", "end")
 
     def _agent_yield(self, event: AgentYield) -> None:
         entry = self._agent(event.turn)
@@ -447,6 +469,27 @@ class CallView:
         if not self.floor_free(now):
             return "waiting for the agent"
         return "your turn · type and press Enter"
+
+
+_ON_EVENT: dict[str, Callable[[CallView, Any], None]] = {
+    "agent_turn_start": CallView._on_agent_turn_start,
+    "agent_words": CallView._on_agent_words,
+    "agent_turn_end": CallView._on_agent_turn_end,
+    "user_turn": CallView._on_user_turn,
+    "interruption": CallView._on_interruption,
+    "backchannel": CallView._on_backchannel,
+    "short_pause": CallView._on_short_pause,
+    "opportunity": CallView._on_opportunity,
+    "turn_end": CallView._on_turn_end,
+    "agent_yield": CallView._on_agent_yield,
+    "line": CallView._on_line_event,
+    "dials": CallView._on_dials_changed,
+    "calibration": CallView._on_rule_calibration,
+    "error": CallView._on_error_event,
+    "end": CallView._on_end_event,
+}
+"""Event type → how the view takes it in (every other event only moves the clock and
+the counts)."""
 
 
 def realized_by_dial(view: CallView) -> dict[str, str]:

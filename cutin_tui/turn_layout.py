@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len, chop_cells
 
-from replay.black_box import (
+from replay.judges.columns import judge_group, judge_groups, judge_title
+from replay.model import FAIL, InlineEvent, Trial, Turn, Verdict
+from replay.report.black_box import (
     answer_is_bad,
     answer_phrase,
     cut_marks,
@@ -27,9 +29,17 @@ from replay.black_box import (
     line_agent,
     turn_cut,
 )
-from replay.judge_columns import judge_group, judge_groups, judge_title
-from replay.model import ERROR, FAIL, INFO, PASS, WARN, InlineEvent, Trial, Turn, Verdict
-from replay.report import NOT_JUDGED, tau2_facts
+from replay.report.wording import (
+    CUT,
+    GLYPH,
+    INSERTION_KINDS,
+    NOT_JUDGED,
+    cut_note,
+    insertion_tokens,
+    placeholder,
+    tau2_facts,
+    trial_head,
+)
 from replay.tau2.control import CALL_EVENTS
 
 Piece = tuple[str, str]
@@ -48,8 +58,6 @@ MIN_TEXT_W = 16
 GAP = " │"
 GAP_W = cell_len(GAP)
 
-GLYPH = {PASS: "✓", FAIL: "✗", WARN: "!", INFO: "i", ERROR: "⚠"}
-INSERTION_KINDS = ("filler", "repetition", "pause", "repair", "restart")
 SHORT_NAMES = {
     "response_latency": "latency",
     "presumes_unspoken": "unheard",
@@ -71,10 +79,6 @@ def format_time(t: float | None) -> str:
         return f"{h}:{m:02d}:{s:02d}"
     minutes, tenths = divmod(round(t * 10), 600)  # in tenths, so 59.96 s is 1:00.0
     return f"{minutes}:{tenths / 10:04.1f}"
-
-
-def _seconds(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f} s"
 
 
 # ---------------------------------------------------------------- wrapping
@@ -233,12 +237,6 @@ def _yield_text(e: InlineEvent) -> Piece:
     return (f"{answer_phrase(e)} at {format_time(e.t)}", role)
 
 
-def _placeholder(turn: Turn) -> str:
-    """What stands for a turn without a transcript (τ2 tick imports have none)."""
-    dur = turn.duration
-    return f"(speech, {dur:.1f} s, no words)" if dur else "(no words)"
-
-
 def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
     """The agent's words (spoken, cut marker, unspoken) with timed events placed
     between the words they fell between; events that could not be placed."""
@@ -267,7 +265,7 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
     if bb is not None:
         answer = interruption_answer(turn)
         rest = [e for e in rest if e is not answer]  # said by the cut note
-        marks.setdefault(bb.cut, []).insert(0, ("▌cut", "cut"))
+        marks.setdefault(bb.cut, []).insert(0, (CUT, "cut"))
         stop = cut_marks(turn, bb)
         if stop:
             at = bb.stop if bb.stopped else len(spoken)
@@ -282,25 +280,20 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
         out.append((word, "talk-over" if i in over else "agent"))
     out.extend(marks.get(len(spoken), ()))
     if turn.interrupted and bb is None:
-        out.append(("▌cut", "cut"))
+        out.append((CUT, "cut"))
     out.extend((w, "unspoken") for w in unspoken)
     if not spoken and not unspoken:
-        out.append((_placeholder(turn), "dim"))
+        out.append((placeholder(turn), "dim"))
     return out, rest
 
 
 def diff_tokens(rendered: str, kinds: Sequence[tuple[int, str]]) -> list[Piece]:
     """Rendered tokens, each inserted one with its kind as role (see controls.disfluency:
     the k-th insertion in order sits at rendered position index + k)."""
-    at = {index + k: kind for k, (index, kind) in enumerate(kinds)}
-    out: list[Piece] = []
-    for pos, tok in enumerate(rendered.split()):
-        kind = at.get(pos)
-        if kind is None:
-            out.append((tok, "user"))
-        else:
-            out.append((tok, kind if kind in INSERTION_KINDS else "inserted"))
-    return out
+    return [
+        (tok, "user" if kind is None else kind if kind in INSERTION_KINDS else "inserted")
+        for tok, kind in insertion_tokens(rendered, kinds)
+    ]
 
 
 def _user_lines(turn: Turn, width: int) -> list[Line]:
@@ -314,7 +307,7 @@ def _user_lines(turn: Turn, width: int) -> list[Line]:
         kinds = [(i.index, i.kind) for i in turn.insertions]
         lines += wrap([("heard:", "dim"), *diff_tokens(rendered, kinds)], width)
     if not lines:
-        lines = [[(_placeholder(turn), "dim")]]
+        lines = [[(placeholder(turn), "dim")]]
     lines.extend(clip([_event_text(e)], width) for e in turn.events if e.kind not in _HIDDEN)
     return lines
 
@@ -323,12 +316,8 @@ def _agent_lines(turn: Turn, width: int) -> list[Line]:
     tokens, rest = _words_with_marks(turn)
     lines = wrap(tokens, width)
     answer = interruption_answer(turn) if turn.interrupted else None
-    if turn.interrupted and turn.cut_t is not None:
-        note = f"cut at {format_time(turn.cut_t)}"
-        if answer is not None and not turn.unspoken:  # a black-box agent, as measured
-            note += f": {answer_phrase(answer)}"
-        elif turn.talk_over_s is not None and turn.talk_over_s >= 0.05:
-            note += f", talked over the tester for {_seconds(turn.talk_over_s)}"
+    note = cut_note(turn, answer, format_time(turn.cut_t))
+    if note is not None:
         lines.extend(wrap([(w, "cut-note") for w in note.split()], width))
     lines.extend(clip([_event_text(e)], width) for e in rest)
     return lines
@@ -419,17 +408,7 @@ class TurnTable:
 
     def _call_lines(self, width: int, focused: bool) -> list[Line]:
         t = self.trial
-        ok = not t.failed
-        head: list[Piece] = [("✓" if ok else "✗", "pass" if ok else "fail"), (t.id, "title")]
-        if not t.judged:  # no reward, no verdict: neither ✓ nor ✗
-            head[0] = (NOT_JUDGED, "info")
-        if t.task_id is not None:
-            head.append((f"· task {t.task_id}", "meta"))
-        if t.reward is not None:
-            head.append((f"· reward {t.reward:g}", "pass" if ok else "fail"))
-        if not t.judged:
-            head.append(("· not judged", "meta"))
-        lines = wrap(head, width)
+        lines = wrap(trial_head(t), width)
         facts = [t.mode, f"{len(t.turns)} turns"]
         on_line = line_agent(t.header)
         if on_line:

@@ -3,6 +3,6 @@ results), the in-memory turn model, τ-Voice interaction metrics, judges and rep
 
 Entry points: :func:`replay.load.load_paths` (paths → trials),
 :func:`replay.load.recent_sessions`, :mod:`replay.judges.rules`,
-:mod:`replay.judges.llm`, :mod:`replay.report`. Importing this package imports
+:mod:`replay.judges.llm`, :mod:`replay.report.trials`. Importing this package imports
 none of them (and never ``textual`` or ``openai``).
 """

@@ -22,10 +22,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from replay.cutin_log.session_import import trial_from_session
 from replay.errors import LoadError
 from replay.model import Batch, Trial
-from replay.session_import import trial_from_session
-from replay.sidecar import SIDECAR_SCHEMA, default_sidecar, is_sidecar, merge_sidecar
 from replay.tau2 import (
     RESULTS_FILE,
     SIMULATIONS_DIR,
@@ -37,6 +36,7 @@ from replay.tau2 import (
     load_simulation_file,
     load_wrapped_file,
 )
+from replay.tau2.sidecar import SIDECAR_SCHEMA, default_sidecar, is_sidecar, merge_sidecar
 from sessions.log.reader import LogError, read_session
 from sessions.safe_files import (
     FileError,

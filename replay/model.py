@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from replay.ticks import TickTimeline
+    from replay.tau2.ticks import TickTimeline
 
 Speaker = Literal["agent", "user"]
 TrialKind = Literal["cutin", "tau2"]

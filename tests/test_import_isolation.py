@@ -158,14 +158,14 @@ def test_the_static_scan_sees_lazy_imports(tmp_path: Path) -> None:
     module.write_text(
         "import importlib\n"
         "def f():\n"
-        "    from replay.report import x\n"
+        "    from replay.report.trials import x\n"
         "    import textual.app\n"
         "    importlib.import_module('cutin_tui.app')\n",
         encoding="utf-8",
     )
     assert [name for _, name in imported_names(module)] == [
         "importlib",
-        "replay.report",
+        "replay.report.trials",
         "textual.app",
         "cutin_tui.app",
     ]

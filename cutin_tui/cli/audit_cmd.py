@@ -97,13 +97,13 @@ def configure(p: argparse.ArgumentParser) -> None:
 def _disfluency_fields(args: argparse.Namespace) -> list[str] | None:
     """The disfluency table's own grouping: the user simulator's model by default;
     an explicit --by applies to every table."""
-    from replay.audit_sessions import DEFAULT_DISFLUENCY_BY
+    from replay.audit.sessions import DEFAULT_DISFLUENCY_BY
 
     return None if args.by or args.texts else list(DEFAULT_DISFLUENCY_BY)
 
 
 def _fields(args: argparse.Namespace) -> list[str]:
-    from replay.audit_sessions import DEFAULT_BY, canonical_field
+    from replay.audit.sessions import DEFAULT_BY, canonical_field
 
     if not args.by:
         return ["alpha"] if args.texts else list(DEFAULT_BY)
@@ -122,7 +122,7 @@ def _anchors(
     args: argparse.Namespace, texts: list[list[str]], alphas: list[float]
 ) -> dict[str, list[dict[str, object]]]:
     """Both styles against the human anchors, per α (keyed by α as written)."""
-    from replay.audit_human import texts_anchor_rows
+    from replay.audit.human import texts_anchor_rows
 
     return {
         f"{a:g}": texts_anchor_rows(texts, a, resamples=args.resamples, seed=args.seed)
@@ -131,9 +131,9 @@ def _anchors(
 
 
 def run(args: argparse.Namespace) -> int:
-    from replay.audit_load import load_conversations, read_texts
-    from replay.audit_report import build_report
-    from replay.audit_sessions import from_texts
+    from replay.audit.load import load_conversations, read_texts
+    from replay.audit.report import build_report
+    from replay.audit.texts import from_texts
     from replay.errors import LoadError
 
     if args.texts and args.paths:
@@ -170,13 +170,13 @@ def run(args: argparse.Namespace) -> int:
         disfluency_by=_disfluency_fields(args),
     )
     report.warnings[:0] = warnings
-    from replay.audit_effects import effects_rows
+    from replay.audit.effects import effects_rows
 
     effects = effects_rows(conversations, fields)
     if args.json:
         import json
 
-        from replay.audit_render import report_json
+        from replay.audit.render import report_json
 
         out = {**json.loads(report_json(report)), "disfluency_by": report.disfluency_by}
         out["effects"] = effects
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        from replay.audit_render import print_report
+        from replay.audit.render import print_report
 
         # The terminal's width, or COLUMNS; piped output without COLUMNS gets 160.
         width = shutil.get_terminal_size((160, 24)).columns
@@ -196,11 +196,11 @@ def run(args: argparse.Namespace) -> int:
         if report.disfluency_by != report.by:
             console.print(f"[dim]disfluency by {', '.join(report.disfluency_by)}[/dim]")
         if effects:
-            from replay.audit_effects import effects_table
+            from replay.audit.effects import effects_table
 
             console.print(effects_table(effects))
         if args.style is not None:
-            from replay.audit_human import anchor_table
+            from replay.audit.human import anchor_table
 
             for alpha, rows in _anchors(args, texts, alphas).items():
                 console.print(anchor_table(rows, float(alpha)))

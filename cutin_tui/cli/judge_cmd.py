@@ -26,7 +26,6 @@ DESCRIPTION = (
     "<input>.cutin-verdicts.jsonl beside the input (or --sidecar FILE), which `cutin "
     "report` and replay read back."
 )
-GLYPH = {"pass": "✓", "fail": "✗", "warn": "!", "info": "i", "error": "⚠"}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -120,6 +119,8 @@ def _print(trial: Trial, verdicts: list[Verdict], where: str, verbose: bool) -> 
         counts[v.label] = counts.get(v.label, 0) + 1
     summary = ", ".join(f"{n} {label}" for label, n in sorted(counts.items())) or "no verdicts"
     print(terminal_line(f"{trial.id}: {summary}{where}"))
+    from replay.report.wording import GLYPH
+
     for v in verdicts:
         if v.label == "pass" and not verbose:
             continue
@@ -129,9 +130,9 @@ def _print(trial: Trial, verdicts: list[Verdict], where: str, verbose: bool) -> 
 
 
 def run(args: argparse.Namespace) -> int:
+    from replay.cutin_log.session_import import log_verdict
     from replay.errors import LoadError
-    from replay.session_import import log_verdict
-    from replay.sidecar import default_sidecar, write_verdicts
+    from replay.tau2.sidecar import default_sidecar, write_verdicts
     from sessions.log.writer import append_events
 
     batch = load_inputs(args.paths)

@@ -109,7 +109,7 @@ def _check(paths: list[Path]) -> int:
 def _export(entries: list[GalleryEntry], path: Path) -> int:
     from cutin_tui import __version__
     from replay.gallery import GalleryError, check_expectations, run_entry
-    from replay.handout import render_handout
+    from replay.report.handout import render_handout
 
     runs = []
     failures: dict[str, list[str]] = {}

@@ -44,8 +44,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from replay.positions import extract, scenario_system_prompt
-    from replay.positions_io import write_positions
+    from replay.prompted.positions import extract, scenario_system_prompt
+    from replay.prompted.positions_io import write_positions
 
     batch = load_inputs(args.paths, skip_bad=args.skip_bad)
     print_warnings(batch.warnings)

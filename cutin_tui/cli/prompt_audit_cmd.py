@@ -18,7 +18,7 @@ from sessions.safe_files import terminal_line
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from replay.prompt_audit import Generation, PromptAuditReport
+    from replay.prompted.prompt_audit import Generation, PromptAuditReport
 
 DESCRIPTION = (
     "Regenerate every position's reply (from `cutin positions extract`) under each prompt "
@@ -82,9 +82,9 @@ def _conditions(value: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from replay.errors import LoadError
-    from replay.positions_io import read_positions
-    from replay.prompt_audit import build_report, generate_all
-    from replay.reply_cache import ReplyCache
+    from replay.prompted.positions_io import read_positions
+    from replay.prompted.prompt_audit import build_report, generate_all
+    from replay.prompted.reply_cache import ReplyCache
     from sessions.llm_client import LLMClient
     from sessions.settings import load_settings
 
@@ -159,7 +159,7 @@ class _Progress:
 def _print(report: PromptAuditReport) -> None:
     from rich.console import Console
 
-    from replay.audit_render import disfluency_table
+    from replay.audit.render import disfluency_table
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
     console.print(disfluency_table(report.rows))

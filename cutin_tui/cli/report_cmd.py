@@ -53,7 +53,7 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from replay.report import render
+    from replay.report.trials import render
 
     batch = load_inputs(args.paths, skip_bad=args.skip_bad)
     trials = batch.failures() if args.failures else batch.trials

@@ -399,7 +399,7 @@ class OverlapsScreen(Screen[None]):
 
     def action_export(self) -> None:
         from cutin_tui import __version__
-        from replay.handout import render_handout
+        from replay.report.handout import render_handout
 
         runs = [self.run_of(e) for e in self.gallery.entries]
         html = render_handout(runs, failures=self._failures, version=__version__)

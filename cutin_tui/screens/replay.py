@@ -570,7 +570,7 @@ class ReplayScreen(Screen[None]):
 
     @work(thread=True, exit_on_error=False, group="replay-report", name="report")
     def write_report(self, open_it: bool) -> None:
-        from replay.report import render_html
+        from replay.report.trials import render_html
 
         listing = self.trial_list
         trials = [listing.trial_at(n) for n in range(len(listing.shown))]

@@ -15,7 +15,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from cutin_tui.call_view import AgentEntry, Entry, NoteEntry, UserEntry
-from replay.black_box import TALKED_ON, false_yield_mark, split_cut, stop_mark
+from replay.report.black_box import TALKED_ON, false_yield_mark, split_cut, stop_mark
 
 LABEL_WIDTH = 7
 _KINDS = ("filler", "repetition", "pause", "repair", "restart")

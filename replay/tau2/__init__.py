@@ -17,7 +17,7 @@ Four layouts, as τ2-bench writes them:
 Half-duplex simulations carry ``messages``; consecutive messages of one side (an
 assistant's tool call, the tool's result, then its reply) become one turn, tool
 traffic as inline events. Full-duplex simulations carry ``ticks``, turned into
-turns by :mod:`replay.ticks`. ``reward_info`` becomes ``tau2`` verdicts and
+turns by :mod:`replay.tau2.ticks`. ``reward_info`` becomes ``tau2`` verdicts and
 ``review`` / ``user_only_review`` become ``tau2-review`` / ``tau2-user-review``
 verdicts (the replay's *review* column). Control tokens become call events, never
 speech. Simulations of a dir layout load in file-name order, as τ2 loads them.

@@ -9,7 +9,7 @@ disfluency counter never counts them.
 
 from __future__ import annotations
 
-from replay.counter import CONTROL_TOKEN as TOKEN
+from replay.audit.counter import CONTROL_TOKEN as TOKEN
 
 EVENTS: dict[str, tuple[str, str]] = {
     "STOP": ("hang_up", "hang-up"),

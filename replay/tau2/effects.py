@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from replay.model import InlineEvent, Trial, Turn
-from replay.ticks import effect_spans, turn_at
+from replay.tau2.tick_turns import turn_at
+from replay.tau2.ticks import effect_spans
 
 EFFECT = "effect"
 TICK_EFFECT_KINDS = ("vocal_tic", "non_directed_speech", "burst_noise")

@@ -8,9 +8,9 @@ from typing import Any
 
 from replay.errors import LoadError
 from replay.model import Trial
+from replay.tau2.checks import check_results, check_simulation
 from replay.tau2.simulation import trial_from_simulation
 from replay.tau2.version import RESULTS_FIELDS, WRAPPER_FIELDS, unknown_keys, unknown_warning
-from replay.tau2_checks import check_results, check_simulation
 from sessions.safe_files import FileError
 from sessions.safe_files import read_json as _safe_read_json
 
@@ -90,8 +90,7 @@ def load_results_dir(folder: Path) -> list[Trial]:
             sim = read_json(f)
             if not is_simulation(sim):
                 raise LoadError(
-                    f'{f}: not a τ2 simulation (expected "id", "task_id" and "messages" or '
-                    '"ticks")'
+                    f'{f}: not a τ2 simulation (expected "id", "task_id" and "messages" or "ticks")'
                 )
         except LoadError as exc:  # one bad file of many: skipped, and said so
             bad.append(str(exc))

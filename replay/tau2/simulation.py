@@ -9,6 +9,8 @@ from replay.errors import LoadError
 from replay.model import Trial
 from replay.tau2.effects import attach_effects
 from replay.tau2.messages import parse_time, strip_controls, turns_from_messages
+from replay.tau2.tick_turns import analyze
+from replay.tau2.ticks import DEFAULT_TICK_S, TickTimeline
 from replay.tau2.verdicts import (
     auth_verdict,
     hallucination_verdicts,
@@ -16,7 +18,6 @@ from replay.tau2.verdicts import (
     reward_verdicts,
 )
 from replay.tau2.version import SIMULATION_FIELDS, detect, unknown_keys
-from replay.ticks import DEFAULT_TICK_S, TickTimeline, analyze
 
 
 def _tick_s(info: Mapping[str, Any]) -> float:

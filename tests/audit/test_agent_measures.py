@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from replay.agent_measures import call_of_session, call_row, condition_row, measures_of_trial
-from replay.audit_load import load_conversations
-from replay.audit_report import build_report
+from replay.audit.agent_measures import call_of_session, call_row, condition_row, measures_of_trial
+from replay.audit.load import load_conversations
+from replay.audit.report import build_report
 from replay.load import load_log
 from sessions.log import read_session
 from sessions.log.models import (
@@ -317,7 +317,7 @@ def test_condition_pools_calls_with_bootstrap_intervals(tmp_path: Path) -> None:
 
 
 def test_condition_with_zero_denominators_has_null_intervals() -> None:
-    from replay.agent_measures import AgentCall
+    from replay.audit.agent_measures import AgentCall
 
     row = condition_row({"beta": 0.5}, [AgentCall(id="x", agent_turns=2)], resamples=100)
     for key in ("yield_rate", "false_yield_rate", "response_latency_mean", "pauses_per_min"):

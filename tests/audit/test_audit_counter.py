@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controls import inject_disfluency
-from replay.counter import TurnCounts, count, spoken_insertion_counts, spoken_tokens, word_count
+from replay.audit.counter import (
+    TurnCounts,
+    count,
+    spoken_insertion_counts,
+    spoken_tokens,
+    word_count,
+)
 
 
 def reps(text: str) -> tuple[int, int, int]:

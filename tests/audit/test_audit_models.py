@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replay.audit_effects import effects_rows
-from replay.audit_load import load_conversations
-from replay.audit_report import build_report
-from replay.audit_sessions import DEFAULT_BY, DEFAULT_DISFLUENCY_BY
+from replay.audit.effects import effects_rows
+from replay.audit.load import load_conversations
+from replay.audit.report import build_report
+from replay.audit.sessions import DEFAULT_BY, DEFAULT_DISFLUENCY_BY
 from tests.audit.test_audit_cli import audit_json
 from tests.conftest import TAU2_FIXTURES
 

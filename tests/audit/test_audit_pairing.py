@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cutin_tui.cli import main
-from replay.audit_load import load_conversations
-from replay.audit_report import build_report, pairs_note
-from replay.audit_sessions import from_session, pair_key
+from replay.audit.load import load_conversations
+from replay.audit.report import build_report, pairs_note
+from replay.audit.sessions import from_session, pair_key
 from sessions.log import read_session
 from sessions.log.models import (
     AgentTurnStart,

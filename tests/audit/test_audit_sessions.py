@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from scipy import stats as sps
 
-from replay.audit_load import load_conversations
-from replay.audit_report import build_report
-from replay.audit_sessions import condition_of, from_session
+from replay.audit.load import load_conversations
+from replay.audit.report import build_report
+from replay.audit.sessions import condition_of, from_session
 from sessions.log import read_session
 from sessions.log.models import (
     AgentInfo,

@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from replay.audit import (
+from replay.audit.counter import TurnCounts
+from replay.audit.report import disfluency_row
+from replay.audit.sessions import Conversation
+from replay.audit.stats import (
     kendall_trend,
     paired_bootstrap_ci,
     paired_test,
@@ -19,9 +22,6 @@ from replay.audit import (
     resample_counts,
     vmr,
 )
-from replay.audit_report import disfluency_row
-from replay.audit_sessions import Conversation
-from replay.counter import TurnCounts
 
 # Per conversation, per turn: (words, fillers, adjacent repetitions, turn-initial filler).
 DATA: list[list[tuple[int, int, int, bool]]] = [

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from replay.audit_load import load_conversations
-from replay.audit_report import build_report
-from replay.audit_tau2 import consultations
+from replay.audit.load import load_conversations
+from replay.audit.report import build_report
+from replay.audit.tau2 import consultations
 from replay.load import load_path
 from tests.conftest import TAU2_FIXTURES
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cutin_tui.cli import main
-from replay.audit_load import load_conversations
-from replay.audit_report import build_report
+from replay.audit.load import load_conversations
+from replay.audit.report import build_report
 from sessions.agents.scripted import with_extra
 from sessions.log import read_session
 from sessions.log.models import AgentTurnEnd

@@ -968,7 +968,7 @@ POSITIONS = "(read positions)"
 
 def _read_positions(path: str) -> int:
     """Read a positions file as `cutin prompt-audit` does, with the CLI's error contract."""
-    from replay.positions_io import read_positions
+    from replay.prompted.positions_io import read_positions
     from sessions.safe_files import FileError, terminal_line
 
     try:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from replay.gallery import GalleryRun, check_expectations, load_gallery, run_entry
-from replay.handout import render_handout, timeline_svg
+from replay.report.handout import render_handout, timeline_svg
 from tests.gallery.png_pixels import read_png
 
 VOID = {"meta", "br", "img", "input", "link", "hr", "col", "area", "base", "source", "wbr"}

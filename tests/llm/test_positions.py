@@ -10,8 +10,8 @@ from prompts.user_sim import system_prompt
 from replay.errors import LoadError
 from replay.load import load_path
 from replay.model import Trial
-from replay.positions import HistoryItem, Position, extract, scenario_system_prompt
-from replay.positions_io import read_positions, write_positions
+from replay.prompted.positions import HistoryItem, Position, extract, scenario_system_prompt
+from replay.prompted.positions_io import read_positions, write_positions
 from tests.llm.calls import AIRLINE, write_call
 
 

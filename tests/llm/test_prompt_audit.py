@@ -9,8 +9,8 @@ import pytest
 
 from cutin_tui.cli import main
 from prompts.disfluency import directive
-from replay.positions_io import read_positions
-from replay.prompt_audit import condition_messages
+from replay.prompted.positions_io import read_positions
+from replay.prompted.prompt_audit import condition_messages
 from tests.llm.calls import AIRLINE, write_call
 from tests.support.openai_server import Error, OpenAIServer, RecordedRequest, Reply, Response
 

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from cutin_tui.turn_layout import Columns, TurnTable
-from replay.black_box import (
+from replay.load import load_log
+from replay.model import Trial, Turn
+from replay.report.black_box import (
     false_yields,
     interruption_answer,
     short_outcome,
@@ -21,9 +23,7 @@ from replay.black_box import (
     turn_cut,
     yield_phrase,
 )
-from replay.load import load_log
-from replay.model import Trial, Turn
-from replay.report import render_html, render_json, render_markdown
+from replay.report.trials import render_html, render_json, render_markdown
 from tests.support.black_box_log import write_black_box_log
 
 

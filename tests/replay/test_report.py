@@ -10,7 +10,7 @@ import pytest
 
 from replay.judges.rules import judge_trial
 from replay.load import load_paths
-from replay.report import build_report, render, render_html, render_json, render_markdown
+from replay.report.trials import build_report, render, render_html, render_json, render_markdown
 from tests.conftest import TAU2_FIXTURES
 
 from .craft import standard_call

@@ -1,4 +1,4 @@
-"""replay/tau2_checks: τ2 fields of the wrong type or range never reach the importer
+"""replay/tau2/checks: τ2 fields of the wrong type or range never reach the importer
 silently; real τ2 files pass untouched."""
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from replay.errors import LoadError
-from replay.judge_columns import judge_group, judge_groups
+from replay.judges.columns import judge_group, judge_groups
 from replay.load import load_path
-from replay.report import build_report, render_html, render_markdown
+from replay.report.trials import build_report, render_html, render_markdown
 from replay.tau2.effects import configured, environment_label, realized
 from replay.tau2.version import SIMULATION_FIELDS, generation
 from tests.conftest import TAU2_EXCERPTS, TAU2_FIXTURES

@@ -8,8 +8,13 @@ import json
 import pytest
 
 from replay.load import load_paths
-from replay.tau_voice_metrics import COUNT_FIELDS, METRIC_FIELDS, events_for, metrics_for_timelines
-from replay.ticks import TickTimeline
+from replay.tau2.tau_voice_metrics import (
+    COUNT_FIELDS,
+    METRIC_FIELDS,
+    events_for,
+    metrics_for_timelines,
+)
+from replay.tau2.ticks import TickTimeline
 from tests.conftest import TAU2_FIXTURES
 
 from .tickspec import ticks

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.ticks import TickTimeline, analyze, out_of_turn_effects, segments
+from replay.tau2.tick_turns import analyze
+from replay.tau2.ticks import TickTimeline, out_of_turn_effects, segments
 
 from .tickspec import ticks
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from cutin_tui.call_view import AgentEntry, CallView, NoteEntry
 from cutin_tui.line_view import LineView, parse_audio_format
 from cutin_tui.widgets.line_status import line_status_text
-from replay.black_box import split_cut
+from replay.report.black_box import split_cut
 from sessions.log.models import LineEvent
 from tests.support.black_box_log import black_box_events
 

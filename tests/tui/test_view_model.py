@@ -186,7 +186,7 @@ def test_check_words_say_what_passed_and_failed() -> None:
 
 def test_each_dial_shows_what_it_realized_as_the_audit_counts_it() -> None:
     from cutin_tui.call_view import realized_by_dial
-    from replay.counter import count
+    from replay.audit.counter import count
 
     events = _call(beta=0.0, gamma=1.0, cut_at=None)
     view = CallView()

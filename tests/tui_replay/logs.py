@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from controls import inject_disfluency
+from replay.cutin_log.session_import import log_verdict
 from replay.judges.rules import judge_trial
 from replay.load import load_log
-from replay.session_import import log_verdict
 from sessions.log import (
     AgentTurnEnd,
     AgentTurnStart,

@@ -14,7 +14,7 @@ from cutin_tui.turn_layout import Columns, TurnTable
 from cutin_tui.widgets.trial_list import trial_prompt
 from replay.load import load_log
 from replay.model import Trial, Verdict
-from replay.report import render_html, render_json, render_markdown
+from replay.report.trials import render_html, render_json, render_markdown
 from tests.tui_replay.helpers import SIZE, NotedApp, loaded
 from tests.tui_replay.logs import write_demo_log, write_plain_log
 

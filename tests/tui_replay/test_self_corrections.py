@@ -17,7 +17,8 @@ from cutin_tui.turn_layout import diff_tokens
 from cutin_tui.widgets.transcript import TranscriptView
 from cutin_tui.widgets.turn_view import TurnView
 from replay.model import Insertion, Turn
-from replay.report import _html_turn_text, _md_turn_text
+from replay.report.html_page import _html_turn_text
+from replay.report.markdown import _md_turn_text
 from tests.tui_replay.helpers import SIZE, loaded
 
 CUTIN_STYLES = Path(__file__).resolve().parents[2] / "cutin_tui" / "styles"

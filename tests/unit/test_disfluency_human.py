@@ -21,8 +21,8 @@ from controls.disfluency import (
     remove_insertions,
 )
 from controls.disfluency_human import inject_human, phrase_starts
-from replay.audit_sessions import split_conversations
-from replay.counter import count, spoken_insertion_counts
+from replay.audit.counter import count, spoken_insertion_counts
+from replay.audit.texts import split_conversations
 
 FIXTURES = Path(__file__).parents[1] / "fixtures/disfluency_styles"
 HELD_OUT = FIXTURES / "tau2_airline_user_turns_heldout.txt"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from replay.audit_human import ANCHORS, anchor_rows, realized, texts_anchor_rows
-from replay.audit_sessions import split_conversations
-from replay.counter import TurnCounts
+from replay.audit.counter import TurnCounts
+from replay.audit.human import ANCHORS, anchor_rows, realized, texts_anchor_rows
+from replay.audit.texts import split_conversations
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 HELD_OUT = FIXTURES / "disfluency_styles/tau2_airline_user_turns_heldout.txt"

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from replay.audit_report import AuditReport, Row
+    from replay.audit.report import AuditReport, Row
 
 _DIAL_LABELS = {"alpha": "α", "beta": "β", "gamma": "γ"}
 _TEXT_COLUMNS = frozenset({"condition", "behaviour", "within", "realized", "baseline", "metric"})
@@ -275,7 +275,7 @@ def print_report(report: AuditReport, console: Console) -> None:
         print_table(turn_taking_table(report.turn_taking), console)
         printed = True
     if report.agent_under_test:
-        from replay.agent_render import agent_table
+        from replay.report.agent_render import agent_table
 
         print_table(agent_table(report.agent_under_test), console)
         printed = True

@@ -1,7 +1,7 @@
-"""The black-box agent's measures (:mod:`replay.agent_measures`) as people read them:
+"""The black-box agent's measures (:mod:`replay.audit.agent_measures`) as people read them:
 the audit's "Agent under test" table (rich) and a call's section of ``cutin report``
 (Markdown, HTML). Text from the log is escaped as the rest of each output escapes it
-(:func:`replay.audit_render.condition_label` for the console);
+(:func:`replay.audit.render.condition_label` for the console);
 a value with no denominator shows as "—", never NaN."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _pct_plain(v: float) -> str:
 def agent_table(rows: Sequence[Row]) -> Table:
     """The audit's table: one row per condition; under each pooled value its 95%
     bootstrap interval over calls, then the medians or the denominators."""
-    from replay.audit_render import _table, condition_label
+    from replay.audit.render import _table, condition_label
 
     table = _table(
         "Agent under test — the black-box agent's own turn-taking, pooled over calls; "
@@ -164,7 +164,7 @@ def _agent_label(trial: Trial) -> str:
 
 def call_markdown(trial: Trial, md: Callable[[str], str]) -> list[str]:
     """The call's "Agent under test" lines (none for other calls); ``md`` escapes."""
-    from replay.agent_measures import measures_of_trial
+    from replay.audit.agent_measures import measures_of_trial
 
     row = measures_of_trial(trial)
     if row is None:
@@ -177,7 +177,7 @@ def call_markdown(trial: Trial, md: Callable[[str], str]) -> list[str]:
 
 def call_html(trial: Trial, h: Callable[[object], str]) -> list[str]:
     """The call's "Agent under test" table (none for other calls); ``h`` escapes."""
-    from replay.agent_measures import measures_of_trial
+    from replay.audit.agent_measures import measures_of_trial
 
     row = measures_of_trial(trial)
     if row is None:

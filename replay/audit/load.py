@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from replay.audit_sessions import Conversation, from_session, from_trial, split_conversations
+from replay.audit.sessions import Conversation, from_session
+from replay.audit.tau2 import from_trial
+from replay.audit.texts import split_conversations
 from replay.errors import LoadError
 from sessions.safe_files import (
     FileError,
@@ -27,7 +29,7 @@ from sessions.safe_files import (
 
 
 def _is_session_log(path: Path) -> bool:
-    from replay.sidecar import is_sidecar
+    from replay.tau2.sidecar import is_sidecar
 
     if path.suffix != ".jsonl" or is_sidecar(path):
         return False

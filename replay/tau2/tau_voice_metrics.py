@@ -21,7 +21,7 @@ leaderboard panel); the output uses that panel's field names exactly:
   is recorded (as an error); during silence, a start within 2.0 s is an error and
   none a correct event.
 
-The end-of-call artifact tick is dropped first (see :mod:`replay.ticks`).
+The end-of-call artifact tick is dropped first (see :mod:`replay.tau2.ticks`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from replay.ticks import (
+from replay.tau2.ticks import (
     NON_DIRECTED,
     VOCAL_TIC,
     Segment,

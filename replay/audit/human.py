@@ -1,7 +1,7 @@
 """The human anchors of ``cutin audit --texts FILE --style human``: each figure of
 conversational speech (docs/disfluency-styles.md) beside what a style realizes.
 
-Everything is counted on the rendered text by :func:`replay.counter.count`, never
+Everything is counted on the rendered text by :func:`replay.audit.counter.count`, never
 read from insertion metadata, so the table measures what a listener would hear. Each
 interval is a 95% percentile bootstrap over conversations (one shared set of
 resamples, like the disfluency table's).
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from replay.audit import Interval, percentile_interval, resample_counts
-from replay.counter import TurnCounts
+from replay.audit.counter import TurnCounts
+from replay.audit.stats import Interval, percentile_interval, resample_counts
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -178,7 +178,7 @@ def texts_anchor_rows(
     """The anchors for a text file's conversations injected at ``alpha`` by both
     styles (the paper's rule beside the human style)."""
     from controls.disfluency import STYLES, inject_disfluency
-    from replay.counter import count
+    from replay.audit.counter import count
 
     by_style = {
         style: [

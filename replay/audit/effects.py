@@ -24,12 +24,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from replay.audit_sessions import condition_of
+from replay.audit.sessions import condition_of
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from replay.audit_sessions import Conversation
+    from replay.audit.sessions import Conversation
 
 # Which configured switch (and rate) stands behind each realized effect type.
 CONFIG_OF: dict[str, tuple[tuple[str, ...], str | None]] = {
@@ -101,7 +101,7 @@ def effects_table(rows: Sequence[dict[str, Any]]) -> Table:
     from rich import box
     from rich.table import Table
 
-    from replay.audit_render import condition_label
+    from replay.audit.render import condition_label
 
     table = Table(
         title="τ2 speech effects: configured vs realized",

@@ -12,7 +12,7 @@ Pairing: a position that fails under any condition (an error after retries, or a
 empty reply, e.g. a content filter) is dropped from every row, the recorded and
 injection rows included, and the report says how many and which.
 
-Replies are cached on disk (:mod:`replay.reply_cache`), so a run can be stopped and
+Replies are cached on disk (:mod:`replay.prompted.reply_cache`), so a run can be stopped and
 resumed; failures are not cached and are retried by the next run.
 """
 
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prompts.disfluency import CONDITIONS, directive
-from replay.positions import Position, by_conversation
-from replay.reply_cache import ReplyCache, request_key
+from replay.prompted.positions import Position, by_conversation
+from replay.prompted.reply_cache import ReplyCache, request_key
 from sessions.agents.base import Message
 from sessions.llm_client import ChatMessage, LLMClient, LLMError
 from sessions.simulator import simulator_view
@@ -181,8 +181,8 @@ class PromptAuditReport:
 def _conversations(
     kept: Sequence[Position], text_of: Callable[[Position], str], label: str
 ) -> list[Any]:
-    from replay.audit_sessions import Conversation
-    from replay.counter import count
+    from replay.audit.counter import count
+    from replay.audit.sessions import Conversation
 
     out = []
     for conv_id, group in by_conversation(kept).items():
@@ -209,7 +209,7 @@ def build_report(
 ) -> PromptAuditReport:
     """The disfluency rows over the positions that succeeded under every condition."""
     from controls import inject_disfluency
-    from replay.audit_report import disfluency_row
+    from replay.audit.report import disfluency_row
 
     alphas = list(alphas)
     failures = {c: 0 for c in conditions}

@@ -4,7 +4,7 @@ When cutin calls an agent over audio (``agent.kind`` ``twilio`` or ``realtime`` 
 header), the agent decides for itself when to stop talking, and how it behaves is the
 finding. Per call, from the loaded :class:`~replay.model.Trial` (the
 ``agent_yield`` inline events and the agent turns' logged measures, see
-:mod:`replay.session_import`):
+:mod:`replay.cutin_log.session_import`):
 
 * **yields** after an interruption (τ-Voice's R_Y, ``yield_rate``): ``agent_yield``
   events with ``after: "interruption"`` are the denominator (``yield_total``), those
@@ -36,7 +36,7 @@ Every rate or mean with a zero denominator is None, never NaN.
 **Per condition** (the audit's ``--by`` grouping) the same quantities pool the calls'
 counts and sums (a pooled mean is the sum of the pooled latencies over their number,
 as τ-Voice pools events), with 95% bootstrap intervals that resample whole calls
-(:func:`replay.audit.resample_counts`, :func:`replay.audit.percentile_interval`);
+(:func:`replay.audit.stats.resample_counts`, :func:`replay.audit.stats.percentile_interval`);
 medians and p95 pool the events and have no interval.
 """
 
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from replay.audit import (
+from replay.audit.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     _safe_divide,
@@ -194,7 +194,7 @@ def call_of_session(session: Session) -> AgentCall | None:
     kind = session.header.agent.kind
     if kind not in BLACK_BOX_KINDS and not any(e.type == AGENT_YIELD for e in session.events):
         return None
-    from replay.session_import import trial_from_session
+    from replay.cutin_log.session_import import trial_from_session
 
     return call_of_trial(trial_from_session(session))
 

@@ -19,7 +19,7 @@ classifier said yes; with the agent speaking, the silence rule cannot fire), one
 that returns ``backchannel`` is a backchannel. A ``backchannel`` action off the
 schedule would mean this reading is wrong; it is reported as a warning.
 
-The timeline is read as :mod:`replay.ticks` reads it, with τ2's end-of-call
+The timeline is read as :mod:`replay.tau2.ticks` reads it, with τ2's end-of-call
 ``###STOP###`` tick removed, and agent turns are that module's turns (agent speech
 segments joined across short silences). An action's position is its consultation's
 1-based place among the consultations of the same agent turn.
@@ -28,12 +28,14 @@ segments joined across short silences). An action's position is its consultation
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from replay.audit.counter import count
+from replay.audit.sessions import Conversation
 
 if TYPE_CHECKING:
-    from replay.audit_sessions import Conversation
     from replay.model import Trial
-    from replay.ticks import TickTimeline
+    from replay.tau2.ticks import TickTimeline
 
 CHECK_INTERVAL_S = 2.0
 """τ-Voice's ``interruption_check_interval_seconds`` in the published runs."""
@@ -118,10 +120,68 @@ def tally_ticks(conv: Conversation, trial: Trial) -> None:
         )
 
 
+# ---- one τ2 trial as an audit conversation ------------------------------------------
+
+
+def tau2_header(trial: Trial) -> dict[str, Any]:
+    """A header-shaped view of a τ2 trial, so ``--by`` fields resolve the same way.
+
+    The policy names who decides turn-taking: ``tau-voice`` (LLM classifiers on a
+    schedule) for full-duplex runs, ``tau2-half-duplex`` otherwise. τ2 has no dials,
+    so ``alpha``/``beta``/``gamma`` are absent."""
+    return {
+        "source": "tau2",
+        "session_id": trial.id,
+        "scenario": trial.task_id,
+        "policy": "tau-voice" if trial.ticks is not None else "tau2-half-duplex",
+        "agent": {"kind": "tau2", "model": trial.meta.get("agent_llm")},
+        "user": {"model": trial.meta.get("user_llm")},
+        "domain": trial.meta.get("domain"),
+        "mode": trial.mode,
+        "tendencies": {},
+        "trial": trial.meta.get("trial"),
+        "effects": _tau2_effects(trial),
+    }
+
+
+def _tau2_effects(trial: Trial) -> dict[str, Any] | None:
+    """Configured and realized speech effects (:mod:`replay.audit.effects`); None
+    for a run with neither (a text run)."""
+    from replay.tau2.effects import configured, realized
+
+    conf = configured(trial.meta.get("speech_environment"))
+    real = realized(trial)
+    if not conf and not real:
+        return None
+    minutes = (trial.duration or 0.0) / 60
+    return {"configured": conf, "realized": real, "minutes": minutes}
+
+
+def from_trial(trial: Trial) -> Conversation:
+    """One τ2 simulation → one conversation: user-turn text (when the file has it)
+    for disfluency, and for full-duplex runs the classifier consultations."""
+    conv = Conversation(
+        id=trial.id,
+        source=trial.source,
+        kind="tau2",
+        header=tau2_header(trial),
+    )
+    for turn in trial.user_turns():
+        # The importer took control tokens out (and the counter never hears them).
+        text = (turn.spoken or turn.text or "").strip()
+        if text:
+            conv.turns.append(count(text))
+    if trial.ticks is not None:
+        tally_ticks(conv, trial)
+    return conv
+
+
 __all__ = [
     "CHECK_INTERVAL_S",
     "Consultation",
     "check_interval_ticks",
     "consultations",
+    "from_trial",
     "tally_ticks",
+    "tau2_header",
 ]

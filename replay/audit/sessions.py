@@ -5,7 +5,7 @@ Three sources, each read without I/O here (the caller loads files):
 **cutin session logs** (:func:`from_session`), counted as the method requires:
 
 * *user turns*: every ``user_turn`` event; disfluency is counted by
-  :func:`replay.counter.count` on ``rendered`` (what was spoken), never on the
+  :func:`replay.audit.counter.count` on ``rendered`` (what was spoken), never on the
   metadata;
 * *agent turns*: ``agent_turn_start`` events;
 * *opportunities*: ``opportunity`` events whose ``mode`` is not ``shadow``, except
@@ -40,9 +40,9 @@ Three sources, each read without I/O here (the caller loads files):
 * *the session* a call is (:func:`pair_key`), so paired tests pair the same session
   under two conditions.
 
-**τ2 trials** (:func:`from_trial`): see :mod:`replay.audit_tau2`.
+**τ2 trials**: :func:`replay.audit.tau2.from_trial`.
 
-**Plain text** (:func:`from_texts`): user turns only, injected at each α.
+**Plain text**: :func:`replay.audit.texts.from_texts`, user turns only, injected at each α.
 
 Condition fields come from the header (:func:`condition_of`): ``alpha``, ``beta``,
 ``gamma`` (``tendencies.*``), ``policy``, ``model`` and ``agent_model``
@@ -53,16 +53,15 @@ or any dotted header path (``speech.tts``, ``batch.user``, ``seeds.call``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from replay.counter import TurnCounts, count
+from replay.audit.counter import TurnCounts, count
 from sessions.log.realized import BACKCHANNEL, INTERRUPT
 
 if TYPE_CHECKING:
-    from replay.agent_measures import AgentCall
-    from replay.model import Trial
+    from replay.audit.agent_measures import AgentCall
     from sessions.log import Session
     from sessions.log.models import Event
 
@@ -135,7 +134,7 @@ class Conversation:
     shadows: dict[str, Shadow] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     agent: AgentCall | None = None
-    """A call to a black-box agent: its agent-side counts (:mod:`replay.agent_measures`)."""
+    """A call to a black-box agent: its agent-side counts (:mod:`replay.audit.agent_measures`)."""
 
     @property
     def scenario(self) -> str | None:
@@ -280,7 +279,7 @@ def from_session(session: Session) -> Conversation:
     conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in turns]
     conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in turns]
     _pre_action(conv, session.events)
-    from replay.agent_measures import call_of_session
+    from replay.audit.agent_measures import call_of_session
 
     conv.agent = call_of_session(session)
     return conv
@@ -357,113 +356,6 @@ def _opening(conv: Conversation, events: Sequence[Event]) -> None:
     conv.opening_speech_s = round(speech, 6)
 
 
-# ---- τ2 trials ----------------------------------------------------------------------
-
-
-def tau2_header(trial: Trial) -> dict[str, Any]:
-    """A header-shaped view of a τ2 trial, so ``--by`` fields resolve the same way.
-
-    The policy names who decides turn-taking: ``tau-voice`` (LLM classifiers on a
-    schedule) for full-duplex runs, ``tau2-half-duplex`` otherwise. τ2 has no dials,
-    so ``alpha``/``beta``/``gamma`` are absent."""
-    return {
-        "source": "tau2",
-        "session_id": trial.id,
-        "scenario": trial.task_id,
-        "policy": "tau-voice" if trial.ticks is not None else "tau2-half-duplex",
-        "agent": {"kind": "tau2", "model": trial.meta.get("agent_llm")},
-        "user": {"model": trial.meta.get("user_llm")},
-        "domain": trial.meta.get("domain"),
-        "mode": trial.mode,
-        "tendencies": {},
-        "trial": trial.meta.get("trial"),
-        "effects": _tau2_effects(trial),
-    }
-
-
-def _tau2_effects(trial: Trial) -> dict[str, Any] | None:
-    """Configured and realized speech effects (:mod:`replay.audit_effects`); None
-    for a run with neither (a text run)."""
-    from replay.tau2.effects import configured, realized
-
-    conf = configured(trial.meta.get("speech_environment"))
-    real = realized(trial)
-    if not conf and not real:
-        return None
-    minutes = (trial.duration or 0.0) / 60
-    return {"configured": conf, "realized": real, "minutes": minutes}
-
-
-def from_trial(trial: Trial) -> Conversation:
-    """One τ2 simulation → one conversation: user-turn text (when the file has it)
-    for disfluency, and for full-duplex runs the classifier consultations."""
-    from replay.audit_tau2 import tally_ticks
-
-    conv = Conversation(
-        id=trial.id,
-        source=trial.source,
-        kind="tau2",
-        header=tau2_header(trial),
-    )
-    for turn in trial.user_turns():
-        # The importer took control tokens out (and the counter never hears them).
-        text = (turn.spoken or turn.text or "").strip()
-        if text:
-            conv.turns.append(count(text))
-    if trial.ticks is not None:
-        tally_ticks(conv, trial)
-    return conv
-
-
-# ---- plain text ---------------------------------------------------------------------
-
-
-def split_conversations(lines: Iterable[str]) -> list[list[str]]:
-    """User turns, one per line; a blank line ends a conversation."""
-    out: list[list[str]] = [[]]
-    for raw in lines:
-        line = raw.rstrip("\n").strip()
-        if line:
-            out[-1].append(line)
-        elif out[-1]:
-            out.append([])
-    return [c for c in out if c]
-
-
-def from_texts(
-    conversations: Sequence[Sequence[str]],
-    alphas: Sequence[float],
-    *,
-    source: str = "",
-    style: str = "paper",
-) -> list[Conversation]:
-    """Each conversation injected at each α (:func:`controls.inject_disfluency`, in the
-    disfluency ``style``: "paper" or "human") and counted on the rendered text. The
-    conversation's position is its scenario, so paired tests pair the same text
-    across α."""
-    from controls import inject_disfluency
-    from controls.disfluency import profile_for_style
-
-    profile = profile_for_style(style)
-
-    out: list[Conversation] = []
-    for alpha in alphas:
-        for k, turns in enumerate(conversations, start=1):
-            header = {
-                "source": "texts",
-                "session_id": f"{k}@{alpha:g}",
-                "scenario": f"conversation {k}",
-                "policy": "injection",
-                "agent": {"model": None},
-                "tendencies": {"alpha": float(alpha)},
-                "disfluency_style": style,
-            }
-            conv = Conversation(id=f"{k}@{alpha:g}", source=source, kind="texts", header=header)
-            conv.turns = [count(inject_disfluency(t, alpha, profile).rendered) for t in turns]
-            out.append(conv)
-    return out
-
-
 __all__ = [
     "ALIASES",
     "DEFAULT_BY",
@@ -476,10 +368,6 @@ __all__ = [
     "canonical_field",
     "condition_of",
     "from_session",
-    "from_texts",
-    "from_trial",
     "lookup",
     "pair_key",
-    "split_conversations",
-    "tau2_header",
 ]

@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from replay.cutin_log.session_import import log_verdict, verdict_from_log
 from replay.errors import LoadError
 from replay.model import Trial
-from replay.session_import import log_verdict, verdict_from_log
 from sessions.log.models import Verdict as LogVerdict
 from sessions.log.writer import append_events
 from sessions.safe_files import (

@@ -110,7 +110,7 @@ def line_agent(header: dict[str, object]) -> str | None:
     return " ".join(parts)
 
 
-# ---- on a replayed turn (replay.session_import puts ``agent_yield`` events on turns)
+# ---- on a replayed turn (replay.cutin_log.session_import puts ``agent_yield`` events on turns)
 
 
 def interruption_answer(turn: Turn) -> InlineEvent | None:

@@ -1,4 +1,4 @@
-"""Reading and writing a positions file: JSONL, one :class:`~replay.positions.Position`
+"""Reading and writing a positions file: JSONL, one :class:`~replay.prompted.positions.Position`
 per line (``schema: "cutin.positions/1"``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from replay.errors import LoadError
-from replay.positions import SCHEMA, Position
+from replay.prompted.positions import SCHEMA, Position
 from sessions.safe_files import FileError, iter_lines, parse_json, read_text
 
 

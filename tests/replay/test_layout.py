@@ -1,0 +1,31 @@
+"""replay/ stays readable: modules split by role before they pass ~450 lines, no class
+past ~300 (issue 18 split report.py, ticks.py, audit_report.py and audit_sessions.py)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPLAY = Path(__file__).resolve().parents[2] / "replay"
+MAX_MODULE_LINES = 450
+MAX_CLASS_LINES = 300
+
+
+def test_no_replay_module_or_class_is_too_long() -> None:
+    too_long = []
+    for path in sorted(REPLAY.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            too_long.append(f"{path.relative_to(REPLAY)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                span = (node.end_lineno or node.lineno) - node.lineno + 1
+                if span > MAX_CLASS_LINES:
+                    too_long.append(f"{path.relative_to(REPLAY)}: class {node.name} {span} lines")
+    assert too_long == []
+
+
+def test_replay_has_no_loose_modules_beyond_its_core() -> None:
+    """Everything but the shared model, loading and errors sits in a sub-package by role."""
+    loose = sorted(p.name for p in REPLAY.glob("*.py"))
+    assert loose == ["__init__.py", "errors.py", "load.py", "model.py"]
