@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cutin_tui.cli.args import add_caller_style, tendency
+
+if TYPE_CHECKING:
+    from sessions.plan import CallPlan
+    from sessions.settings import Settings
 
 DESCRIPTION = """\
 Open a live call. You are the caller and type (or speak: --input mic); the agent
@@ -68,7 +74,8 @@ def agent_choice(value: str) -> str:
     accepted forms; argparse itself would turn a ValueError (urlsplit on
     ``ws://[::1``) into "invalid agent_choice value"."""
     from sessions.lines.base import LineError
-    from sessions.lines.factory import is_line_agent, parse_line_agent
+    from sessions.lines.factory import parse_line_agent
+    from sessions.plan import on_line
 
     if value in ("scripted", "openai"):
         return value
@@ -79,7 +86,7 @@ def agent_choice(value: str) -> str:
             f"{value!r} does not say which protocol the agent speaks (for Twilio Media "
             f"Streams: twilio:{value}); use {AGENT_FORMS}"
         )
-    if is_line_agent(value):
+    if on_line(value):
         try:
             parse_line_agent(value)
         except LineError as exc:
@@ -113,25 +120,14 @@ def check_agent_key(args: argparse.Namespace) -> None:
         ) from None
 
 
-def _check_line_agent(args: argparse.Namespace) -> None:
-    """What a black-box line can and cannot be combined with (one clear line each)."""
+def _check_espeak(args: argparse.Namespace) -> None:
+    """A call on a line speaks the caller through espeak-ng: checked before anything else."""
     from cutin_tui.cli import CliError
-    from sessions.lines.factory import is_line_agent
 
-    if not is_line_agent(args.agent):
-        return
     if shutil.which("espeak-ng") is None:
         raise CliError(
             f"--agent {args.agent}: the caller speaks on the line through espeak-ng: "
             "apt-get install espeak-ng"
-        )
-    if args.push_to_talk and args.input != "mic":
-        raise CliError("--push-to-talk needs --input mic")
-    if args.speech == "openai":
-        raise CliError(f"--agent {args.agent}: the caller is spoken by espeak-ng on a line")
-    if args.policy != "rules" or args.shadow is not None:
-        raise CliError(
-            f"--agent {args.agent}: only the rule policy runs on a line (no --policy or --shadow)"
         )
 
 
@@ -311,13 +307,10 @@ def _devices(args: argparse.Namespace) -> tuple[int | None, int | None]:
         raise CliError(message) from None
 
 
-def _check_voice(args: argparse.Namespace) -> None:
+def _check_stt(args: argparse.Namespace) -> None:
+    """``--stt`` as typed (the settings' model is not a choice the tester made)."""
     from cutin_tui.cli import CliError
 
-    if args.input == "mic" and args.speech == "text":
-        raise CliError("--input mic needs audio out: add --speech espeak (or openai)")
-    if args.push_to_talk and args.input != "mic":
-        raise CliError("--push-to-talk needs --input mic")
     if args.input != "mic" and args.stt is not None:
         raise CliError("--stt needs --input mic")
 
@@ -334,8 +327,42 @@ def _preflight(args: argparse.Namespace, stt: str | None) -> None:
         raise CliError(str(exc)) from None
 
 
-def run(args: argparse.Namespace) -> int:
+def call_plan(args: argparse.Namespace, settings: Settings) -> CallPlan:
+    """The tester's call the arguments ask for, in real time (devices not resolved yet)."""
     from controls.tendencies import Tendencies
+    from sessions.plan import CallPlan, on_line
+
+    speech = args.speech
+    if on_line(args.agent) and speech == "text":
+        speech = "espeak"  # the caller's voice on the line (no local device is used)
+    return CallPlan(
+        scenario=args.scenario,
+        tendencies=Tendencies(args.alpha, args.beta, args.gamma),
+        seed=args.seed,
+        disfluency_style=args.style,
+        words_per_minute=args.wpm or settings.words_per_minute,
+        auto_interrupt=args.auto_interrupt,
+        auto_backchannel=args.auto_backchannel,
+        adapt=args.adapt,
+        agent=args.agent,
+        base_url=args.base_url,
+        model=args.model,
+        agent_prompt=args.agent_prompt,
+        policy=args.policy,
+        shadow=args.shadow,
+        suggest=args.suggest,
+        speech=speech,
+        input=args.input,
+        push_to_talk=args.push_to_talk,
+        stt=args.stt or settings.stt_model,
+        vad=args.vad,
+        listen=args.listen,
+        virtual=False,
+        sessions_dir=args.sessions_dir or settings.sessions_dir,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
     from cutin_tui.cli import CliError
     from sessions.scenarios import ScenarioError, list_scenarios
 
@@ -345,59 +372,32 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     from cutin_tui.app import CutinApp
-    from cutin_tui.call_setup import CallOptions, open_call
-    from sessions.lines.factory import is_line_agent
+    from cutin_tui.call_setup import open_plan
+    from sessions.plan import PlanError, check_plan
     from sessions.settings import Settings
 
     settings = Settings()
-    sessions_dir: Path = args.sessions_dir or settings.sessions_dir
-    on_line = is_line_agent(args.agent)
-    _check_line_agent(args)
-    check_agent_key(args)
-    if not on_line:
-        _check_voice(args)
-    stt = args.stt or settings.stt_model
-    if on_line:
-        args.speech = "espeak"  # the caller's voice on the line (no local device is used)
-    _preflight(args, stt)
-    if args.listen and not on_line:
-        raise CliError("--listen needs --agent twilio:ws://... or realtime (a line to listen to)")
-    local_audio = (args.speech != "text" and not on_line) or (
-        on_line and (args.listen or args.input == "mic")
-    )
-    input_device, output_device = _devices(args) if local_audio else (None, None)
-    options = CallOptions(
-        scenario=args.scenario,
-        tendencies=Tendencies(args.alpha, args.beta, args.gamma),
-        seed=args.seed,
-        disfluency_style=args.style,
-        words_per_minute=args.wpm or settings.words_per_minute,
-        auto_interrupt=args.auto_interrupt,
-        auto_backchannel=args.auto_backchannel,
-        sessions_dir=sessions_dir,
-        agent=args.agent,
-        base_url=args.base_url,
-        model=args.model,
-        agent_prompt=args.agent_prompt,
-        policy=args.policy,
-        shadow=args.shadow,
-        simulator=args.suggest,
-        speech=args.speech,
-        input=args.input,
-        stt=stt,
-        vad=args.vad,
-        push_to_talk=args.push_to_talk,
-        input_device=input_device,
-        output_device=output_device,
-        listen=args.listen,
-        adapt=args.adapt,
-    )
-    if args.shadow is not None and args.shadow == args.policy:
-        raise CliError(f"--shadow {args.shadow} is already the acting --policy")
-    if args.agent_prompt is not None and args.agent not in ("openai", "realtime"):
-        raise CliError("--agent-prompt needs --agent openai or realtime")
+    plan = call_plan(args, settings)
+    if plan.on_line:
+        _check_espeak(args)
     try:
-        driver = open_call(options)
+        check_plan(plan)  # every combination that cannot work: one line, nothing opened
+    except PlanError as exc:
+        raise CliError(str(exc)) from None
+    check_agent_key(args)
+    if not plan.on_line:
+        _check_stt(args)
+    args.speech = plan.speech
+    _preflight(args, plan.stt)
+    local_audio = (plan.speech != "text" and not plan.on_line) or (
+        plan.on_line and (plan.listen or plan.input == "mic")
+    )
+    if local_audio:
+        input_device, output_device = _devices(args)
+        plan = replace(plan, input_device=input_device, output_device=output_device)
+    sessions_dir = plan.sessions_dir
+    try:
+        driver = open_plan(plan, settings)
     except ScenarioError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

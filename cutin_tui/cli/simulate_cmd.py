@@ -179,9 +179,9 @@ def _check_available(args: argparse.Namespace) -> None:
             raise CliError(
                 "--speech espeak needs espeak-ng: apt-get install espeak-ng (or --speech text)"
             )
-    from sessions.lines.factory import is_line_agent
+    from sessions.plan import on_line
 
-    if not _uses_llm(args) and not is_line_agent(args.agent) and (args.model or args.base_url):
+    if not _uses_llm(args) and not on_line(args.agent) and (args.model or args.base_url):
         raise CliError(
             "--model and --base-url need --agent openai, --user llm or a tau-voice policy"
         )
@@ -293,9 +293,9 @@ def _report(
 
 def _options(args: argparse.Namespace) -> RunOptions:
     from sessions.batch_run import RunOptions
-    from sessions.lines.factory import is_line_agent
+    from sessions.plan import on_line
 
-    if is_line_agent(args.agent):
+    if on_line(args.agent):
         _check_line(args)
         args.speech = "espeak"  # the caller's voice on the line
     return RunOptions(
@@ -362,7 +362,8 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     with _progress(len(specs)) as advance:
         try:
-            for outcome in run_batch(specs, scenarios, options, out_dir, jobs=args.jobs):
+            batch = run_batch(specs, scenarios, options, out_dir, jobs=args.jobs, settings=settings)
+            for outcome in batch:
                 outcomes.append(outcome)
                 advance(outcome)
         except BatchMismatch as exc:

@@ -16,16 +16,10 @@ from dataclasses import dataclass, field
 from controls.tendencies import Tendencies
 from replay.gallery.model import ActionSpec, GalleryEntry, GalleryError
 from replay.gallery.timeline import CallerWords, Timeline, TimelineBuilder, build_timeline
-from sessions.agents.scripted import ScriptedAgent
-from sessions.call import (
-    BackchannelNow,
-    CallConfig,
-    CallLoop,
-    Command,
-    InterruptNow,
-    ScriptedUser,
-)
+from sessions.call import BackchannelNow, CallConfig, CallLoop, Command, InterruptNow
 from sessions.log.models import AgentWords, Event, UserTurn, WordTiming
+from sessions.plan import CallPlan
+from sessions.plan.build import build_call, call_config
 from sessions.scenarios import Scenario, load_scenario
 from sessions.speech_clock import plan
 
@@ -99,14 +93,25 @@ def scenario_of(entry: GalleryEntry) -> Scenario:
     return load_scenario(entry.scenario)
 
 
-def config_of(entry: GalleryEntry) -> CallConfig:
+def entry_plan(entry: GalleryEntry) -> CallPlan:
+    """The entry's call: the scenario's scripted agent and caller (interruptions carry the
+    bare opener), on the virtual clock, not recorded."""
     tend = entry.tendencies
-    return CallConfig(
-        scenario=scenario_of(entry),
+    scenario = scenario_of(entry)
+    return CallPlan(
+        scenario=scenario.name,
         tendencies=Tendencies(tend.alpha, tend.beta, tend.gamma),
         seed=entry.seed,
+        user="scripted",
+        scripted_barge_in=False,
+        virtual=True,
         max_seconds=entry.max_seconds,
+        scenario_model=scenario,
     )
+
+
+def config_of(entry: GalleryEntry) -> CallConfig:
+    return call_config(entry_plan(entry), scenario_of(entry))
 
 
 def make_loop(
@@ -115,14 +120,8 @@ def make_loop(
     listeners: Iterable[Callable[[Event], None]] = (),
 ) -> CallLoop:
     """A ready call loop for the entry with its actions scheduled (not started)."""
-    config = config_of(entry)
-    scenario = config.scenario
-    loop = CallLoop(
-        config,
-        ScriptedAgent(scenario),
-        user=ScriptedUser(scenario),
-        listeners=listeners,
-    )
+    loop = build_call(entry_plan(entry), listeners=listeners).loop
+    assert isinstance(loop, CallLoop)  # a scripted agent, never a line
     for action in actions:
         loop.schedule(action.t, action.command)
     return loop

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sessions.call.agent_ears import AgentEars, Audio
 from sessions.call.caller_line import Synthesizer
@@ -42,19 +41,8 @@ class RemoteSpec:
     words_per_minute: int = 165
     """The caller's espeak-ng speaking rate."""
     cache_dir: Path | None = None
+    """The backchannel cache (a call's plan gives the settings'; None: read them here)."""
     connect_timeout_s: float = 10.0
-
-    @classmethod
-    def from_settings(cls, agent: str, **fields: Any) -> RemoteSpec:
-        """A spec whose endpoint, key and cache folder default to the settings (env)."""
-        from sessions.settings import Settings
-
-        settings = Settings()
-        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-        fields["base_url"] = fields.get("base_url") or settings.openai_base_url
-        fields.setdefault("api_key", key)
-        fields.setdefault("cache_dir", settings.cache_dir)
-        return cls(agent=agent, **fields)
 
     @property
     def line(self) -> LineSpec:
