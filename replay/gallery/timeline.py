@@ -13,13 +13,12 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from sessions.log.models import (
     AgentTurnEnd,
     AgentWords,
     Backchannel,
-    EndEvent,
     Event,
     Interruption,
     Opportunity,
@@ -158,50 +157,52 @@ class TimelineBuilder:
 
     def feed(self, event: Event) -> None:
         self._end_t = max(self._end_t, event.t)
-        if isinstance(event, AgentWords):
-            self._words.setdefault(event.turn, []).extend(event.words)
-            self._end_t = max(self._end_t, event.words[-1].end if event.words else 0.0)
-        elif isinstance(event, UserTurn):
-            end = event.end_t if event.end_t is not None else event.t
-            words = self.caller_words(event) if self.caller_words is not None else None
-            if words:
-                self._caller.extend(_segments("caller", event.turn, words))
-            else:
-                self._caller.append(
-                    Span("caller", event.t, end, "speech", event.rendered, event.turn)
-                )
-            original = event.original if event.original != event.rendered else ""
-            note = "comes in over the agent" if event.source == "interruption" else ""
-            self._lines.append(
-                TranscriptLine(event.t, "caller", event.rendered, original=original, note=note)
+        handler = _FEED.get(getattr(event, "type", ""))
+        if handler is not None:
+            handler(self, event)
+
+    def _on_agent_words(self, event: AgentWords) -> None:
+        self._words.setdefault(event.turn, []).extend(event.words)
+        self._end_t = max(self._end_t, event.words[-1].end if event.words else 0.0)
+
+    def _on_user_turn(self, event: UserTurn) -> None:
+        end = event.end_t if event.end_t is not None else event.t
+        words = self.caller_words(event) if self.caller_words is not None else None
+        if words:
+            self._caller.extend(_segments("caller", event.turn, words))
+        else:
+            self._caller.append(Span("caller", event.t, end, "speech", event.rendered, event.turn))
+        original = event.original if event.original != event.rendered else ""
+        note = "comes in over the agent" if event.source == "interruption" else ""
+        self._lines.append(
+            TranscriptLine(event.t, "caller", event.rendered, original=original, note=note)
+        )
+
+    def _on_backchannel(self, event: Backchannel) -> None:
+        self._caller.append(
+            Span(
+                "caller",
+                event.t,
+                round(event.t + self.backchannel_s, 4),
+                "backchannel",
+                event.token,
+                event.turn,
             )
-        elif isinstance(event, Backchannel):
-            self._caller.append(
-                Span(
-                    "caller",
-                    event.t,
-                    round(event.t + self.backchannel_s, 4),
-                    "backchannel",
-                    event.token,
-                    event.turn,
-                )
-            )
-            by_rule = event.trigger == "auto"
-            self._marks.append(Mark(event.t, MarkKind.BACKCHANNEL, event.token, by_rule))
-            note = "backchannel (rule)" if by_rule else "backchannel (scripted)"
-            self._lines.append(TranscriptLine(event.t, "caller", event.token, note=note))
-        elif isinstance(event, Interruption):
-            by_rule = event.trigger == "auto"
-            self._interruption_by_rule[event.turn] = by_rule
-            self._marks.append(Mark(event.t, MarkKind.INTERRUPTION, event.text, by_rule))
-        elif isinstance(event, Opportunity):
-            self._last_decision[event.turn] = event.decision
-            if event.decision == "NOTHING" and event.mode == "auto":
-                self._marks.append(Mark(event.t, MarkKind.PAUSE, "rule: nothing"))
-        elif isinstance(event, AgentTurnEnd):
-            self._agent_turn_end(event)
-        elif isinstance(event, EndEvent):
-            self._end_t = max(self._end_t, event.t)
+        )
+        by_rule = event.trigger == "auto"
+        self._marks.append(Mark(event.t, MarkKind.BACKCHANNEL, event.token, by_rule))
+        note = "backchannel (rule)" if by_rule else "backchannel (scripted)"
+        self._lines.append(TranscriptLine(event.t, "caller", event.token, note=note))
+
+    def _on_interruption(self, event: Interruption) -> None:
+        by_rule = event.trigger == "auto"
+        self._interruption_by_rule[event.turn] = by_rule
+        self._marks.append(Mark(event.t, MarkKind.INTERRUPTION, event.text, by_rule))
+
+    def _on_opportunity(self, event: Opportunity) -> None:
+        self._last_decision[event.turn] = event.decision
+        if event.decision == "NOTHING" and event.mode == "auto":
+            self._marks.append(Mark(event.t, MarkKind.PAUSE, "rule: nothing"))
 
     def _agent_turn_end(self, event: AgentTurnEnd) -> None:
         note = ""
@@ -234,6 +235,17 @@ class TimelineBuilder:
             lines=sorted(self._lines, key=lambda ln: ln.t),
             end_t=round(max([self._end_t, *(s.end for s in spans)]), 4),
         )
+
+
+_FEED: dict[str, Callable[[TimelineBuilder, Any], None]] = {
+    "agent_words": TimelineBuilder._on_agent_words,
+    "user_turn": TimelineBuilder._on_user_turn,
+    "backchannel": TimelineBuilder._on_backchannel,
+    "interruption": TimelineBuilder._on_interruption,
+    "opportunity": TimelineBuilder._on_opportunity,
+    "agent_turn_end": TimelineBuilder._agent_turn_end,
+}
+"""Event type → what it adds to the drawing (every other event only moves the clock)."""
 
 
 def build_timeline(
