@@ -99,6 +99,36 @@ class Line(Protocol):
         """Hang up (Twilio ``stop``; close the socket). Idempotent."""
 
 
+@dataclass(frozen=True, slots=True)
+class LineLimits:
+    """What one agent may send; every byte from it is hostile until proven otherwise.
+
+    A message over ``max_message_bytes`` is refused by the socket before its payload is
+    read (the line fails: an ERROR notice names the limit, then FAILED, code 1009), so a
+    3 MB "media" message never gets buffered, decoded or resampled. Beyond
+    ``max_bytes_per_s`` in one second, messages are dropped unread (ERROR notices, the
+    call goes on). Both are far above any real agent: 1 MiB holds over a minute of
+    base64 μ-law and 20 s of 24 kHz PCM16; Realtime bursts audio faster than real time,
+    hence the generous rate.
+    """
+
+    max_message_bytes: int = 1 << 20
+    max_bytes_per_s: int = 4 << 20
+
+
+CLEAN_CLOSE_CODES = frozenset({1000, 1001, 1005})
+"""WebSocket close codes of a hang-up (normal, going away, no status)."""
+
+
+def is_clean_close(code: int | None) -> bool:
+    """A close the agent meant: 1000/1001/1005 or its own application code (4000-4999).
+
+    Everything else (1002 protocol error, 1006 dropped, 1009 too big, 1011 internal
+    error, the 3000s of libraries...) is a failure of the line, never a clean hang-up.
+    """
+    return code is not None and (code in CLEAN_CLOSE_CODES or 4000 <= code <= 4999)
+
+
 class PlayoutBuffer:
     """Agent audio waiting to be played: pushed in bursts, taken at real time.
 

@@ -1,51 +1,71 @@
 """``--agent`` values that name a black-box line, and the :class:`Line` each one opens.
 
-- ``twilio:ws://HOST:PORT/PATH`` (or ``wss://``; a bare ``ws://`` URL means the same):
-  Twilio Media Streams, cutin playing Twilio's side;
+The forms come from :mod:`sessions.lines.registry` (one entry per transport):
+
+- ``twilio:ws://HOST:PORT/PATH`` (or ``wss://``): Twilio Media Streams, cutin playing
+  Twilio's side (a bare ``ws://`` URL is still taken as Twilio here, as it always was;
+  the CLI refuses it and asks which protocol);
 - ``realtime``: an OpenAI Realtime speech-to-speech model (``--base-url``, ``--model``,
   the key from ``OPENAI_API_KEY``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from urllib.parse import urlsplit
-
 from sessions.lines.base import Line, LineError
+from sessions.lines.registry import (
+    LineOptions,
+    LineSpec,
+    Transport,
+    agent_forms,
+    transport,
+    transport_for,
+    transports,
+)
 
-LINE_KINDS = frozenset({"twilio", "realtime"})
-"""The header's ``agent.kind`` of a call to a black-box agent (one per transport)."""
+__all__ = [
+    "LINE_KINDS",
+    "LineSpec",
+    "agent_forms",
+    "is_line_agent",
+    "line_kinds",
+    "open_line",
+    "parse_line_agent",
+]
+
+_BARE_URL_KIND = "twilio"
+"""What a bare ``ws://`` URL was taken as before there was a registry."""
 
 
-@dataclass(frozen=True)
-class LineSpec:
-    kind: str
-    """twilio | realtime."""
-    url: str | None = None
-    """The agent's WebSocket URL (twilio)."""
+def line_kinds() -> frozenset[str]:
+    """The header's ``agent.kind`` of a call to a black-box agent, one per transport
+    registered now (a transport registered at run time included)."""
+    return frozenset(t.kind for t in transports())
+
+
+LINE_KINDS = line_kinds()
+"""The built-in transports' kinds (the entries of :mod:`sessions.lines.registry`)."""
+
+
+def _transport_of(agent: str) -> Transport | None:
+    found = transport_for(agent)
+    if found is None and agent.startswith(("ws://", "wss://")):
+        return transport_for(f"{_BARE_URL_KIND}:")
+    return found
 
 
 def is_line_agent(agent: str) -> bool:
     """True for an ``--agent`` value that dials a black-box agent."""
-    return agent == "realtime" or agent.startswith(("twilio:", "ws://", "wss://"))
+    return _transport_of(agent) is not None
 
 
 def parse_line_agent(agent: str) -> LineSpec:
     """Parse ``--agent``; :class:`LineError` with the fix for a malformed value."""
-    if agent == "realtime":
-        return LineSpec("realtime")
-    url = agent.removeprefix("twilio:")
-    parts = urlsplit(url)
-    if parts.scheme not in ("ws", "wss") or not parts.hostname:
-        raise LineError(
-            f"--agent {agent!r}: a Twilio Media Streams agent is twilio:ws://HOST:PORT/PATH "
-            "(or wss://)"
-        )
-    try:
-        parts.port  # noqa: B018 -- validates the port number
-    except ValueError:
-        raise LineError(f"--agent {agent!r}: the port is not a number from 0 to 65535") from None
-    return LineSpec("twilio", url)
+    found = _transport_of(agent)
+    if found is None:
+        raise LineError(f"--agent {agent!r}: not a line; use {agent_forms()}")
+    if found.prefix and not agent.startswith(found.prefix):  # the bare URL
+        agent = found.prefix + agent
+    return found.parse(agent)
 
 
 def open_line(
@@ -58,20 +78,9 @@ def open_line(
     timeout_s: float = 10.0,
 ) -> Line:
     """Make the line and connect it (raises :class:`LineError` with one clear line)."""
-    line: Line
-    if spec.kind == "twilio":
-        from sessions.lines.twilio import TwilioLine
-
-        assert spec.url is not None
-        line = TwilioLine(spec.url)
-    else:
-        from sessions.lines.realtime import DEFAULT_MODEL, RealtimeLine
-
-        line = RealtimeLine(
-            model=model or DEFAULT_MODEL,
-            base_url=base_url,
-            api_key=api_key,
-            instructions=instructions,
-        )
+    options = LineOptions(
+        base_url=base_url, model=model, api_key=api_key, instructions=instructions
+    )
+    line = transport(spec.kind).build(spec, options)
     line.open(timeout_s)
     return line

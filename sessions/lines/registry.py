@@ -1,0 +1,166 @@
+"""The transports cutin can dial, one :class:`Transport` entry each.
+
+An entry says how ``--agent`` names the transport (a bare word, ``realtime``, or a
+prefix before the agent's URL, ``twilio:ws://HOST:PORT/PATH``), what the line status
+calls its audio (``μ-law 8 kHz``), whether it needs an API key, and which function
+builds its :class:`~sessions.lines.base.Line` from the parsed ``--agent``
+(``module:function``, imported only when a line is made, so reading the registry never
+loads ``websockets`` or ``openai``). ``--agent`` parsing, ``is_line_agent``,
+``LINE_KINDS`` and the CLI's list of accepted forms all come from here.
+
+A new transport is its module (a :class:`~sessions.lines.socket_line.SocketLine`
+subclass and a ``make_line(spec, options)``) plus one ``register(Transport(...))`` at
+the bottom of this file. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
+
+from sessions.lines.base import LineError
+
+if TYPE_CHECKING:
+    from sessions.lines.base import Line
+
+
+@dataclass(frozen=True)
+class LineSpec:
+    """A parsed ``--agent`` that names a line."""
+
+    kind: str
+    """The transport (its :attr:`Transport.kind`): twilio | realtime | ..."""
+    url: str | None = None
+    """The agent's URL, for a transport named by a prefix (twilio)."""
+
+
+@dataclass(frozen=True)
+class LineOptions:
+    """What the call knows beyond ``--agent`` that a transport may use."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    """Never logged."""
+    instructions: str | None = None
+    """The agent's instructions, for a transport that takes them (Realtime)."""
+
+
+class Builder(Protocol):
+    def __call__(self, spec: LineSpec, options: LineOptions) -> Line: ...
+
+
+@dataclass(frozen=True)
+class Transport:
+    """One way to reach a black-box agent."""
+
+    kind: str
+    """The line's name and the log header's ``agent.kind``."""
+    about: str
+    """What it is, in a few words ("Twilio Media Streams")."""
+    audio: str
+    """Its wire audio as the line status shows it ("μ-law 8 kHz")."""
+    builder: str
+    """``module:function`` making the (unopened) line from a :class:`LineSpec`."""
+    prefix: str = ""
+    """``"twilio:"``: ``--agent`` is the prefix and a URL; empty: the bare :attr:`kind`."""
+    schemes: tuple[str, ...] = ("ws", "wss")
+    """The URL schemes it dials (prefixed transports only)."""
+    needs_key: bool = False
+    """Refused without an API key unless ``--base-url`` names a local server."""
+
+    @property
+    def form(self) -> str:
+        """How ``--agent`` names it, as help and refusals say it."""
+        if not self.prefix:
+            return self.kind
+        first, *others = self.schemes
+        tail = "".join(f" (or {self.prefix}{s}://)" for s in others)
+        return f"{self.prefix}{first}://HOST:PORT/PATH{tail}"
+
+    def matches(self, agent: str) -> bool:
+        return agent.startswith(self.prefix) if self.prefix else agent == self.kind
+
+    def parse(self, agent: str) -> LineSpec:
+        """The :class:`LineSpec` of ``agent``; :class:`LineError` with the fix if malformed."""
+        if not self.prefix:
+            return LineSpec(self.kind)
+        url = agent.removeprefix(self.prefix)
+        try:
+            parts = urlsplit(url)
+        except ValueError:  # an unclosed IPv6 bracket and the like
+            raise LineError(f"--agent {agent!r}: not a valid URL; use {agent_forms()}") from None
+        if parts.scheme.lower() not in self.schemes or not parts.hostname:
+            raise LineError(f"--agent {agent!r}: a {self.about} agent is {self.form}")
+        try:
+            parts.port  # noqa: B018 -- validates the port number
+        except ValueError:
+            raise LineError(
+                f"--agent {agent!r}: the port is not a number from 0 to 65535"
+            ) from None
+        return LineSpec(self.kind, url)
+
+    def build(self, spec: LineSpec, options: LineOptions) -> Line:
+        """The line (not yet open), from the transport's own module."""
+        module, _, function = self.builder.partition(":")
+        make: Builder = getattr(importlib.import_module(module), function)
+        return make(spec, options)
+
+
+_TRANSPORTS: dict[str, Transport] = {}
+
+
+def register(transport: Transport) -> None:
+    """Add a transport (a kind already registered is replaced)."""
+    _TRANSPORTS[transport.kind] = transport
+
+
+def unregister(kind: str) -> None:
+    _TRANSPORTS.pop(kind, None)
+
+
+def transports() -> list[Transport]:
+    """Every registered transport, bare words first (as help lists them)."""
+    return sorted(_TRANSPORTS.values(), key=lambda t: bool(t.prefix))  # stable: as registered
+
+
+def transport(kind: str) -> Transport:
+    try:
+        return _TRANSPORTS[kind]
+    except KeyError:
+        raise LineError(f"no line transport named {kind!r}") from None
+
+
+def transport_for(agent: str) -> Transport | None:
+    """The transport an ``--agent`` value names, if any."""
+    return next((t for t in _TRANSPORTS.values() if t.matches(agent)), None)
+
+
+def agent_forms() -> str:
+    """``realtime or twilio:ws://HOST:PORT/PATH (or twilio:wss://)``: every line form."""
+    forms = [t.form for t in transports()]
+    return forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
+
+
+# -- the transports --------------------------------------------------------------------
+
+register(
+    Transport(
+        kind="realtime",
+        about="OpenAI Realtime",
+        audio="PCM16 24 kHz",
+        builder="sessions.lines.realtime:make_line",
+        needs_key=True,
+    )
+)
+register(
+    Transport(
+        kind="twilio",
+        about="Twilio Media Streams",
+        audio="μ-law 8 kHz",
+        builder="sessions.lines.twilio:make_line",
+        prefix="twilio:",
+    )
+)

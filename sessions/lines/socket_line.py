@@ -1,0 +1,380 @@
+"""What every line over a WebSocket shares: threads, states, notices, wording, limits.
+
+A transport subclasses :class:`SocketLine` and writes only its protocol:
+
+- :meth:`SocketLine._connect` opens the socket (a ``websockets`` sync connection, or
+  one that wraps it, as the ``openai`` client's does) with ``max_size`` set to
+  :func:`SocketLine.socket_options`;
+- :meth:`SocketLine._handshake` says hello and waits for the agent if it must;
+- :meth:`SocketLine._handle` takes one message from the agent (on the reader thread);
+- :meth:`SocketLine._write` sends one item queued with :meth:`SocketLine._post` (on the
+  writer thread, so ``send`` from the call loop never blocks on the network);
+- optionally :meth:`SocketLine._hangup` (say goodbye before the socket closes) and
+  :meth:`SocketLine._opened` (the OPEN/FORMAT notices).
+
+The base keeps the rest the same for every line: one reader and one writer thread,
+nothing ever raised out of them; a state that moves CONNECTING → OPEN → CLOSED|FAILED
+once (the first cause is the one reported); a notice queue whose text is one line,
+bounded, free of secrets and escape sequences; ERROR notices of one kind shown three
+times, then counted; the :class:`~sessions.lines.base.LineLimits`; and the close code
+rule of :func:`~sessions.lines.base.is_clean_close` (an abnormal close is FAILED).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any, NoReturn
+
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from sessions.lines.base import (
+    Audio,
+    LineError,
+    LineLimits,
+    LineNotice,
+    LineState,
+    NoticeKind,
+    PlayoutBuffer,
+    is_clean_close,
+)
+from sessions.lines.notices import NoticeBoard, connect_failure, size_text, why
+from sessions.redact import Redactor
+
+_STOP = object()
+"""Ends the writer thread."""
+
+
+class SocketLine:
+    """The shared half of a :class:`~sessions.lines.base.Line` over a WebSocket."""
+
+    name = "line"
+    audio_format = ""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        secrets: Iterable[str | None] = (),
+        urls: Iterable[str | None] = (),
+        limits: LineLimits | None = None,
+        playout: PlayoutBuffer | None = None,
+    ) -> None:
+        self.target = target
+        """Already redacted by the transport; shown as is wherever it appears in text."""
+        self.limits = limits or LineLimits()
+        self.playout = playout if playout is not None else PlayoutBuffer()
+        board = NoticeBoard(Redactor(secrets=secrets, urls=urls, shown=[target]))
+        self._board = board
+        # The transport's words for notices (see NoticeBoard): cleaned and bounded.
+        self._notify, self._error, self._once = board.notify, board.error, board.once
+        self._clean = board.clean
+        self._lock = threading.Lock()
+        self._state = LineState.CONNECTING
+        self._used = False
+        self._closing = False
+        self._conn: Any = None
+        self._outbox: queue.Queue[Any] = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._ready = threading.Event()
+        """Set by the transport when its handshake is answered (or by a failure)."""
+        self._handshake_error: str | None = None
+        self._decided = threading.Event()
+        """Set when :meth:`open` has succeeded or failed: until then the reader holds what
+        arrives after the handshake, so OPEN comes first and an early hang-up is not
+        mistaken for a failed handshake."""
+        self._window_start = 0.0
+        self._window_bytes = 0
+        self.messages_dropped = 0
+        """Agent messages dropped unread for going over the byte rate."""
+
+    # -- for the transport ---------------------------------------------------------------
+
+    def _connect(self, timeout_s: float) -> Any:
+        """Open the socket; an exception is worded by :meth:`_connect_failure`."""
+        raise NotImplementedError
+
+    def _handshake(self, deadline: float, timeout_s: float) -> None:
+        """Say hello (directly on ``self._conn``); raise :class:`LineError` if refused."""
+
+    def _opened(self) -> None:
+        """The line is open: say so (OPEN and FORMAT notices)."""
+        self._notify(NoticeKind.OPEN, f"connected to {self.target}", {"target": self.target})
+
+    def _recv(self) -> str | bytes:
+        message: str | bytes = self._conn.recv()
+        return message
+
+    def _handle(self, raw: str | bytes) -> None:
+        """One message from the agent (reader thread). Raising reports it, no more."""
+        raise NotImplementedError
+
+    def _write(self, item: Any) -> None:
+        """Send one item from the outbox (writer thread)."""
+        raise NotImplementedError
+
+    def _hangup(self) -> None:
+        """Called once by :meth:`close` on an open line: queue any goodbye, then
+        :meth:`_post_stop`; the base closes the socket once the writer is done."""
+        self._post_stop()
+
+    def _ended(self) -> None:
+        """The line reached CLOSED or FAILED (any thread): drop what waits on it."""
+
+    def _status_hint(self, status: int) -> str:
+        """Words added to an HTTP refusal of the upgrade (e.g. "check the key")."""
+        return ""
+
+    def socket_options(self, timeout_s: float) -> dict[str, Any]:
+        """Options for ``websockets``' ``connect``: the per-message cap is enforced by the
+        socket itself, which refuses a bigger frame before reading its payload."""
+        return {"open_timeout": timeout_s, "max_size": self.limits.max_message_bytes}
+
+    # -- the Line protocol ---------------------------------------------------------------
+
+    @property
+    def state(self) -> LineState:
+        with self._lock:
+            return self._state
+
+    def open(self, timeout_s: float = 10.0) -> None:
+        with self._lock:
+            if self._used or self._closing:
+                raise LineError(f"{self.name}: the line to {self.target} was already used")
+            self._used = True
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._conn = self._connect(timeout_s)
+        except LineError as exc:
+            self._fail_open(str(exc))
+        except Exception as exc:  # every failure becomes one line
+            hint = (
+                self._status_hint(exc.response.status_code)
+                if isinstance(exc, InvalidStatus)
+                else ""
+            )
+            self._fail_open(connect_failure(self.name, self.target, exc, timeout_s, hint))
+        self._start("reader", self._read_loop)
+        try:
+            self._handshake(deadline, timeout_s)
+        except LineError as exc:
+            self._fail_open(str(exc))
+        except Exception as exc:
+            self._fail_open(self._handshake_failure(exc))
+        with self._lock:
+            ready = self._state is LineState.CONNECTING and not self._closing
+            if ready:
+                self._state = LineState.OPEN
+        if not ready:
+            self._fail_open(f"{self.name}: the line to {self.target} ended during the handshake")
+        self._start("writer", self._write_loop)
+        self._opened()
+        self._decided.set()
+
+    def send(self, samples: Audio) -> None:
+        raise NotImplementedError
+
+    def take(self, n: int) -> Audio:
+        return self.playout.take(n)
+
+    def notices(self) -> list[LineNotice]:
+        return self._board.drain()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            was_open = self._state is LineState.OPEN
+        if was_open:
+            self._hangup()
+        else:
+            self._post_stop()
+        self._join("writer", 5.0)
+        self._close_socket()
+        self._join("reader", 2.0)
+        with self._lock:
+            never_opened = self._state is LineState.CONNECTING
+            if never_opened:
+                self._state = LineState.CLOSED
+        if not never_opened:
+            self._end(LineState.CLOSED, f"hung up on {self.target}", {"by": "cutin", "code": 1000})
+
+    # -- helpers for the transport -------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        return self._state is LineState.OPEN
+
+    def _post(self, item: Any) -> None:
+        """Queue ``item`` for :meth:`_write` (any thread; dropped once the line ended)."""
+        self._outbox.put(item)
+
+    def _post_stop(self) -> None:
+        self._outbox.put(_STOP)
+
+    def _wait_ready(self, deadline: float, what: str, timeout_s: float) -> None:
+        """Wait for :attr:`_ready` (the transport's handshake answer) until ``deadline``."""
+        if not self._ready.wait(max(0.0, deadline - time.monotonic())):
+            raise LineError(f"{self.name}: no {what} from {self.target} within {timeout_s:g} s")
+        if self._handshake_error is not None:
+            raise LineError(self._handshake_error)
+
+    def _refuse_handshake(self, detail: str) -> None:
+        """The agent refused the handshake (reader thread): :meth:`open` raises ``detail``."""
+        if not self._ready.is_set():
+            self._handshake_error = self._clean(detail)
+            self._ready.set()
+
+    def _end(self, state: LineState, detail: str, data: dict[str, Any]) -> None:
+        """Move to a final state once; the first cause is the one reported."""
+        with self._lock:
+            if self._state in (LineState.CLOSED, LineState.FAILED):
+                return
+            self._state = state
+            kind = NoticeKind.CLOSED if state is LineState.CLOSED else NoticeKind.FAILED
+            self._notify(kind, detail, data)  # under the lock: no second final notice
+        self._post_stop()
+        self._ended()
+
+    # -- threads -------------------------------------------------------------------------
+
+    def _start(self, role: str, run: Any) -> None:
+        thread = threading.Thread(target=run, name=f"cutin-{self.name}-{role}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _join(self, role: str, timeout_s: float) -> None:
+        current = threading.current_thread()
+        for thread in self._threads:
+            if thread.name.endswith(role) and thread is not current and thread.is_alive():
+                thread.join(timeout=timeout_s)
+
+    def _close_socket(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                try:
+                    raw = self._recv()
+                except ConnectionClosed as exc:
+                    self._hold_until_decided()
+                    self._socket_closed(exc)
+                    return
+                self._hold_until_decided()
+                if not self._admit(raw):
+                    continue
+                try:
+                    self._handle(raw)
+                except Exception as exc:  # one bad message never ends the line
+                    self._error("unhandled", f"a message cutin could not handle: {exc!r:.80}")
+        except Exception as exc:  # never out of the thread
+            if not self._closing:
+                detail = f"{self.name}: the line to {self.target} broke: {self._why(exc)}"
+                self._refuse_handshake(detail)
+                self._end(LineState.FAILED, detail, {"by": "cutin"})
+
+    def _hold_until_decided(self) -> None:
+        if self._ready.is_set() and not self._decided.is_set():
+            self._decided.wait(5.0)
+
+    def _write_loop(self) -> None:
+        while True:
+            item = self._outbox.get()
+            if item is _STOP:
+                return
+            try:
+                self._write(item)
+            except ConnectionClosed:
+                return  # the reader reports how it ended
+            except Exception as exc:  # never out of the thread
+                if self.state is not LineState.OPEN:
+                    return
+                self._error("send", f"could not send to the agent: {self._why(exc)}")
+
+    def _admit(self, raw: str | bytes) -> bool:
+        """Whether a message fits the limits; those over them are dropped unread."""
+        size = len(raw)
+        if size > self.limits.max_message_bytes:  # a socket that could not cap it itself
+            self._too_big(size)
+            self._close_socket()
+            return False
+        now = time.monotonic()
+        if now - self._window_start >= 1.0:
+            self._window_start, self._window_bytes = now, 0
+        self._window_bytes += size
+        if self._window_bytes <= self.limits.max_bytes_per_s:
+            return True
+        self.messages_dropped += 1
+        rate = size_text(self.limits.max_bytes_per_s)
+        self._error(
+            "rate",
+            f"the agent sent over {rate} in one second; its messages are dropped unread",
+            {"limit_bytes_per_s": self.limits.max_bytes_per_s},
+        )
+        return False
+
+    def _too_big(self, size: int | None) -> None:
+        limit = size_text(self.limits.max_message_bytes)
+        got = f" ({size_text(size)})" if size else ""
+        self._error(
+            "too_big",
+            f"the agent sent a message over the {limit} limit{got}; cutin hangs up",
+            {"limit_bytes": self.limits.max_message_bytes, "size": size},
+        )
+        detail = f"{self.name}: cutin dropped the line: a message over {limit} (code 1009)"
+        self._refuse_handshake(detail)
+        self._end(LineState.FAILED, detail, {"by": "cutin", "code": 1009})
+
+    def _socket_closed(self, exc: ConnectionClosed) -> None:
+        """How the socket ended, as a notice: the one close-code rule of every line."""
+        if self._closing:
+            return  # close() reports the hang-up
+        rcvd, sent = exc.rcvd, exc.sent
+        if sent is not None and sent.code == 1009 and (rcvd is None or rcvd.code == 1009):
+            self._too_big(None)  # refused by the socket before it was read
+            return
+        code = rcvd.code if rcvd is not None else None
+        reason = f": {rcvd.reason}" if rcvd is not None and rcvd.reason else ""
+        if rcvd is None:
+            detail = f"connection to {self.target} lost: it dropped without a close frame"
+            code = 1006
+        elif is_clean_close(code):
+            detail = f"the agent closed the line (code {code}{reason})"
+        else:
+            detail = f"the agent closed the line abnormally (code {code}{reason}) at {self.target}"
+        handshaking = not self._decided.is_set()
+        clean = is_clean_close(code) and not handshaking
+        state = LineState.CLOSED if clean else LineState.FAILED
+        self._refuse_handshake(f"{self.name}: {detail} during the handshake")
+        self._end(state, detail, {"by": "agent", "code": code})
+
+    # -- wording -------------------------------------------------------------------------
+
+    def _fail_open(self, message: str) -> NoReturn:
+        """End a failed :meth:`open`: state FAILED, one FAILED notice, socket closed."""
+        message = self._clean(message)
+        self._end(LineState.FAILED, message, {"stage": "open"})
+        with self._lock:
+            self._closing = True
+        self._decided.set()
+        self._post_stop()
+        self._close_socket()
+        self._join("reader", 2.0)
+        raise LineError(message) from None
+
+    def _why(self, exc: BaseException) -> str:
+        return self._clean(why(exc))
+
+    def _handshake_failure(self, exc: BaseException) -> str:
+        if isinstance(exc, ConnectionClosed):
+            code = exc.rcvd.code if exc.rcvd is not None else 1006
+            closed = f"{self.target} closed the connection during the handshake"
+            return f"{self.name}: {closed} (code {code})"
+        return f"{self.name}: the handshake with {self.target} failed: {self._why(exc)}"
