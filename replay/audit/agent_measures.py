@@ -57,14 +57,12 @@ from replay.audit.stats import (
     ratio,
     resample_counts,
 )
-from sessions.lines.factory import LINE_KINDS
+from sessions.plan import BLACK_BOX_KINDS
 
 if TYPE_CHECKING:
     from replay.model import Trial
     from sessions.log import Session
 
-BLACK_BOX_KINDS = LINE_KINDS
-"""Header ``agent.kind`` values of a call to the tester's own agent over audio."""
 AGENT_YIELD = "agent_yield"
 
 Row = dict[str, Any]

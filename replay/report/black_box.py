@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from replay.model import InlineEvent, Turn
-from sessions.lines.factory import LINE_KINDS
+from sessions.plan import BLACK_BOX_KINDS
 from sessions.redact import public_url
 
 STOP = "■stop"
@@ -99,7 +99,7 @@ def line_agent(header: dict[str, object]) -> str | None:
     """ "twilio ws://127.0.0.1:8765/" for a call to an agent on a line (from the log's
     header), None for cutin's own agents and imports."""
     agent = header.get("agent")
-    if not isinstance(agent, dict) or agent.get("kind") not in LINE_KINDS:
+    if not isinstance(agent, dict) or agent.get("kind") not in BLACK_BOX_KINDS:
         return None
     parts = [str(agent["kind"])]
     for key in ("model", "base_url"):
