@@ -4,6 +4,9 @@ Order matters for the tester: the slow, local parts (espeak-ng, the backchannel
 inventory, Silero VAD, the STT model) are checked first, each failing with one line
 that names the fix; the line is dialled last, so a wrong URL is reported without a
 half-made call, and the agent's greeting waits in the playout buffer for t = 0.
+
+A helper of :mod:`sessions.plan.build`, which builds every call from its plan; tests
+and benches call it directly with a line of their own.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ typed input or the microphone; the VAD and STT models.
 
 Everything that can fail is tried here, before the call starts, and fails with a
 :class:`VoiceSetupError` of one line that names the fix; the text clock with typed
-input needs none of it and always works.
+input needs none of it and always works. A helper of :mod:`sessions.plan.build`, which
+builds every call from its plan (and passes the settings' cache folder).
 """
 
 from __future__ import annotations

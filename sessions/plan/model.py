@@ -49,6 +49,7 @@ class CallPlan:
     scenario: str = DEFAULT_SCENARIO
     """A shipped scenario name or a TOML file path."""
     tendencies: Tendencies = DEFAULT_TENDENCIES
+    """The dials α (disfluency), β (interruption), γ (backchannel) the call starts with."""
     seed: int = 0
     """Timings, token choices and the scripted agent's turn lengths."""
     disfluency_style: str = "paper"
@@ -56,7 +57,9 @@ class CallPlan:
     words_per_minute: float = 165.0
     """The text clock's speaking rate (and espeak-ng's)."""
     auto_interrupt: bool = True
+    """The rule's interruptions are executed (F4 switches them in the TUI)."""
     auto_backchannel: bool = True
+    """The rule's backchannels are executed (F5)."""
     adapt: bool = False
     """--adapt: the rule's thresholds follow the agent's rhythm."""
     agent: str = "scripted"
@@ -64,12 +67,15 @@ class CallPlan:
     base_url: str | None = None
     """The endpoint of whatever runs on an LLM (default: the settings')."""
     model: str | None = None
+    """The chat (or Realtime) model (default: the settings')."""
     agent_prompt: Path | None = None
     """The agent under test's system prompt file (default: the scenario's)."""
     agent_profile: str | None = None
     """An agent profile (name or TOML path) timing the agent's turns; None: none."""
     policy: str = "rules"
+    """Who decides at a pause: rules | tau-voice (τ-Voice's LLM classifiers)."""
     shadow: str | None = None
+    """A second policy asked at the same pauses and only logged."""
     user: str = "tester"
     """Who calls: tester (typed or spoken live) | scripted (the scenario's lines) | llm
     (the user simulator)."""
@@ -83,11 +89,15 @@ class CallPlan:
     input: str = "type"
     """The tester's input: type | mic."""
     push_to_talk: bool = False
+    """--input mic: utterances between two presses of the talk key, not VAD-segmented."""
     input_device: int | None = None
+    """The microphone's device index (None: the system default)."""
     output_device: int | None = None
+    """The speaker's device index (None: the system default)."""
     stt: str | None = None
     """faster-whisper model for the microphone and a line's agent audio (None: tiny.en)."""
     vad: str = "onnx"
+    """Silero VAD backend: onnx | silero-torch."""
     listen: bool = False
     """A line: play it on the output device."""
     virtual: bool | None = False

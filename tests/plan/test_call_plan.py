@@ -134,3 +134,29 @@ def test_a_batch_call_with_a_bad_plan_fails_without_a_log(tmp_path: Path) -> Non
     assert outcome.status is CallStatus.FAILED
     assert outcome.message.startswith("PlanError: ") and "espeak-ng on a line" in outcome.message
     assert list((tmp_path / "batch").iterdir()) == []
+
+
+def _undocumented_fields(path: Path, class_name: str) -> list[str]:
+    """Annotated fields of ``class_name`` not followed by a docstring."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    body = cls.body
+    missing = []
+    for i, node in enumerate(body):
+        if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
+            continue
+        after = body[i + 1] if i + 1 < len(body) else None
+        documented = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+        if not documented:
+            missing.append(node.target.id)
+    return missing
+
+
+@pytest.mark.parametrize(
+    ("path", "class_name"),
+    [("sessions/settings.py", "Settings"), ("sessions/plan/model.py", "CallPlan")],
+)
+def test_every_setting_and_plan_field_says_what_it_is(path: str, class_name: str) -> None:
+    assert _undocumented_fields(ROOT / path, class_name) == []
