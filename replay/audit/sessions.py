@@ -58,12 +58,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replay.audit.counter import TurnCounts, count
+from sessions.log.fold import CallLog, fold
 from sessions.log.realized import BACKCHANNEL, INTERRUPT
 
 if TYPE_CHECKING:
     from replay.audit.agent_measures import AgentCall
     from sessions.log import Session
-    from sessions.log.models import Event
 
 ALIASES: dict[str, str] = {
     "alpha": "tendencies.alpha",
@@ -236,8 +236,6 @@ def condition_of(conv: Conversation, fields: Sequence[str]) -> dict[str, Any]:
 def from_session(session: Session) -> Conversation:
     """One cutin session log → one conversation (rules in the module docstring; the
     turn-taking counts are :mod:`sessions.log.realized`'s, the live panel's)."""
-    from sessions.log.fold import fold
-
     header = session.header.model_dump(mode="json", by_alias=True)
     conv = Conversation(
         id=session.header.session_id,
@@ -278,49 +276,44 @@ def from_session(session: Session) -> Conversation:
     turns = counter.agent_turn_numbers
     conv.interruptions.per_agent_turn = [ints.get(t, 0) for t in turns]
     conv.backchannels.per_agent_turn = [bcs.get(t, 0) for t in turns]
-    _pre_action(conv, session.events)
+    _pre_action(conv, log)
     from replay.audit.agent_measures import call_of_session
 
     conv.agent = call_of_session(session)
     return conv
 
 
-def _pre_action(conv: Conversation, events: Sequence[Event]) -> None:
+def _pre_action(conv: Conversation, log: CallLog) -> None:
     """The negative control's counts (module docstring): per agent turn, up to its
     first action, the 200 ms silences and the seconds of agent speech."""
-    from sessions.log.models import AgentWords, Backchannel, Interruption, Opportunity, ShortPause
-
     first_action: dict[int, float] = {}
 
     def acted(turn: int, t: float) -> None:
         first_action[turn] = min(t, first_action.get(turn, t))
 
-    for e in events:
-        if isinstance(e, Opportunity):
-            if e.mode != "shadow" and e.executed and e.decision in (INTERRUPT, BACKCHANNEL):
-                acted(e.turn, e.t)
-        elif isinstance(e, Interruption | Backchannel):
-            acted(e.turn, e.t)
-    pauses = 0
+    for o in log.realized.counted():
+        if o.executed and o.decision in (INTERRUPT, BACKCHANNEL):
+            acted(o.turn, o.t)
+    for a in log.actions:
+        acted(a.turn, a.t)
+    pauses = sum(
+        1
+        for p in log.pauses
+        if p.turn is not None and p.t <= first_action.get(p.turn, float("inf")) + 1e-9
+    )
     speech = 0.0
-    seen: set[tuple[int, int]] = set()
-    for e in events:
-        if isinstance(e, ShortPause):
-            if e.turn is None:
-                continue
-            if e.t <= first_action.get(e.turn, float("inf")) + 1e-9:
-                pauses += 1
-        elif isinstance(e, AgentWords):
-            cutoff = first_action.get(e.turn, float("inf"))
+    for turn in log.agent.values():
+        cutoff = first_action.get(turn.number, float("inf"))
+        seen: set[int] = set()
+        for e in turn.words:
             for k, w in enumerate(e.words):
-                key = (e.turn, e.first_index + k)
-                if key in seen:
+                if e.first_index + k in seen:
                     continue  # a word reported twice counts once
-                seen.add(key)
+                seen.add(e.first_index + k)
                 speech += max(0.0, min(w.end, cutoff) - w.start)
     conv.pre_action_pauses = pauses
     conv.pre_action_speech_s = round(speech, 6)
-    _opening(conv, events)
+    _opening(conv, log)
 
 
 OPENING_WORDS = 6
@@ -330,26 +323,21 @@ under every β and γ, where the pre-action window is not (an early backchannel 
 to a turn's opening, whose short sentences pause more)."""
 
 
-def _opening(conv: Conversation, events: Sequence[Event]) -> None:
+def _opening(conv: Conversation, log: CallLog) -> None:
     """Per agent turn, its first :data:`OPENING_WORDS` words: their speech seconds and the
     200 ms silences that begin by the end of the last of them."""
-    from sessions.log.models import AgentWords, ShortPause
-
     words: dict[int, dict[int, tuple[float, float]]] = {}
-    for e in events:
-        if isinstance(e, AgentWords):
+    for turn in log.agent.values():
+        for e in turn.words:
             for k, w in enumerate(e.words):
                 index = e.first_index + k
                 if index < OPENING_WORDS:
-                    words.setdefault(e.turn, {}).setdefault(index, (w.start, w.end))
+                    words.setdefault(turn.number, {}).setdefault(index, (w.start, w.end))
     ends = {turn: max(end for _, end in ws.values()) for turn, ws in words.items()}
     pauses = sum(
         1
-        for e in events
-        if isinstance(e, ShortPause)
-        and e.turn is not None
-        and e.turn in ends
-        and e.silence_start <= ends[e.turn] + 1e-6
+        for p in log.pauses
+        if p.turn is not None and p.turn in ends and p.silence_start <= ends[p.turn] + 1e-6
     )
     speech = sum(end - start for ws in words.values() for start, end in ws.values())
     conv.opening_pauses = pauses

@@ -17,10 +17,13 @@ from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
     AgentWords,
+    Backchannel,
     DialsChanged,
     EndEvent,
     ErrorEvent,
     Event,
+    Interruption,
+    ShortPause,
     UserTurn,
     Verdict,
 )
@@ -50,6 +53,10 @@ class CallLog:
     inline: list[Event] = field(default_factory=list)
     """Events that happen within turns (pauses, turn ends, opportunities, actions,
     errors, yields, ...): every event that is not a turn's own, a verdict or the end."""
+    pauses: list[ShortPause] = field(default_factory=list)
+    """The agent's 200 ms silences (also inline)."""
+    actions: list[Interruption | Backchannel] = field(default_factory=list)
+    """Interruptions and backchannels as logged, automatic or manual (also inline)."""
     verdicts: list[Verdict] = field(default_factory=list)
     errors: list[ErrorEvent] = field(default_factory=list)
     dials: list[DialsChanged] = field(default_factory=list)
@@ -103,6 +110,16 @@ class CallLog:
         self.dials.append(e)
         self.inline.append(e)
 
+    def _pause(self, e: Event) -> None:
+        assert isinstance(e, ShortPause)
+        self.pauses.append(e)
+        self.inline.append(e)
+
+    def _action(self, e: Event) -> None:
+        assert isinstance(e, Interruption | Backchannel)
+        self.actions.append(e)
+        self.inline.append(e)
+
     def _inline(self, e: Event) -> None:
         self.inline.append(e)
 
@@ -116,6 +133,9 @@ _FOLD: dict[str, Callable[[CallLog, Event], None]] = {
     "end": CallLog._end,
     "error": CallLog._error,
     "dials": CallLog._dials,
+    "short_pause": CallLog._pause,
+    "interruption": CallLog._action,
+    "backchannel": CallLog._action,
 }
 """Event type → where it goes; any other type is an inline event."""
 
