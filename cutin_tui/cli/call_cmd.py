@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from controls.tendencies import DEFAULT_TENDENCIES
 from cutin_tui.cli.args import add_caller_style, tendency
 
 if TYPE_CHECKING:
@@ -193,14 +194,23 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="print the shipped scenarios, one per line: name, a tab, the title; then exit",
     )
     p.add_argument(
-        "--alpha", type=tendency("alpha"), default=0.5, help="disfluency tendency 0..1 (0.5)"
+        "--alpha",
+        type=tendency("alpha"),
+        default=DEFAULT_TENDENCIES.alpha,
+        help=f"disfluency tendency 0..1 ({DEFAULT_TENDENCIES.alpha:g})",
     )
     add_caller_style(p)
     p.add_argument(
-        "--beta", type=tendency("beta"), default=0.0, help="interruption tendency 0..1 (0)"
+        "--beta",
+        type=tendency("beta"),
+        default=DEFAULT_TENDENCIES.beta,
+        help=f"interruption tendency 0..1 ({DEFAULT_TENDENCIES.beta:g})",
     )
     p.add_argument(
-        "--gamma", type=tendency("gamma"), default=0.5, help="backchannel tendency 0..1 (0.5)"
+        "--gamma",
+        type=tendency("gamma"),
+        default=DEFAULT_TENDENCIES.gamma,
+        help=f"backchannel tendency 0..1 ({DEFAULT_TENDENCIES.gamma:g})",
     )
     p.add_argument("--seed", type=int, default=0, help="seed for timings and token choices (0)")
     p.add_argument(

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from controls.tendencies import DEFAULT_TENDENCIES
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import tendency
 
@@ -23,8 +24,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--alpha",
         type=tendency("alpha"),
-        default=0.5,
-        help="disfluency tendency, 0..1 (default 0.5)",
+        default=DEFAULT_TENDENCIES.alpha,
+        help=f"disfluency tendency, 0..1 (default {DEFAULT_TENDENCIES.alpha:g})",
     )
     p.add_argument(
         "--style",

@@ -47,8 +47,9 @@ def test_cutin_simulate_grid_defaults_to_it() -> None:
 
 
 def _literal_dial_defaults(path: Path) -> list[str]:
-    """``add_argument("--alpha", ..., default=<number>)`` calls: a default written
-    out instead of read from DEFAULT_TENDENCIES."""
+    """``add_argument("--alpha", ..., default=<number or list of numbers>)`` calls: a
+    default written out instead of read from DEFAULT_TENDENCIES (None, "no default",
+    is fine)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
@@ -57,14 +58,25 @@ def _literal_dial_defaults(path: Path) -> list[str]:
         if not flags & {f"--{d}" for d in DIALS}:
             continue
         for kw in node.keywords:
-            literal = isinstance(kw.value, ast.Constant) or (
-                isinstance(kw.value, ast.List)
-                and all(isinstance(x, ast.Constant) for x in kw.value.elts)
+            values = kw.value.elts if isinstance(kw.value, ast.List) else [kw.value]
+            literal = bool(values) and all(
+                isinstance(x, ast.Constant) and isinstance(x.value, int | float) for x in values
             )
             if kw.arg == "default" and literal:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
 
 
-def test_simulate_reads_its_grid_defaults_from_the_constant() -> None:
-    assert _literal_dial_defaults(ROOT / "cutin_tui" / "cli" / "simulate_cmd.py") == []
+def test_the_command_line_reads_its_dial_defaults_from_the_constant() -> None:
+    found = [
+        hit
+        for path in sorted((ROOT / "cutin_tui").rglob("*.py"))
+        for hit in _literal_dial_defaults(path)
+    ]
+    assert found == []
+
+
+def test_a_call_plan_starts_from_the_default() -> None:
+    from sessions.plan import CallPlan
+
+    assert CallPlan.__dataclass_fields__["tendencies"].default is DEFAULT_TENDENCIES
