@@ -73,6 +73,8 @@ def trial_from_session(session: Session) -> Trial:
     )
     trial.meta["end_reason"] = end.reason if end is not None else None
     trial.meta["events"] = len(session.events)
+    # The one realized count (the live panel's and the audit's), for the reports.
+    trial.meta["realized"] = log.realized.snapshot.line()
     trial.verdicts = [verdict_from_log(v, trial) for v in log.verdicts]
     return trial
 

@@ -193,6 +193,8 @@ def trial_meta_line(t: Trial) -> list[str]:
     if t.duration is not None:
         meta.append(f"{t.duration:.1f} s")
     meta.extend(tau2_facts(t))
+    if t.meta.get("realized"):  # a cutin log: what the call realized, as the panel counted
+        meta.append(str(t.meta["realized"]))
     if t.meta.get("task_purpose"):
         meta.append(str(t.meta["task_purpose"]))
     return meta

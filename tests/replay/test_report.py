@@ -100,3 +100,15 @@ def test_html_escapes_what_it_shows(tmp_path: Path) -> None:
 def test_render_rejects_unknown_formats(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render([judged(tmp_path)], "pdf")
+
+
+def test_a_cutin_call_reports_the_realized_counts_the_live_panel_shows(tmp_path: Path) -> None:
+    from sessions.log import read_session
+    from sessions.log.realized import realized
+
+    path = standard_call(tmp_path / "call.jsonl")
+    (trial,) = load_paths([path])
+    line = realized(read_session(path).events).line()
+    assert line.startswith("agent turns ")
+    assert line in render_markdown([trial])
+    assert line in render_html([trial])
