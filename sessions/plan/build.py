@@ -10,7 +10,7 @@ leaves no log behind.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -281,7 +281,9 @@ def _local_call(
         from sessions.call.recording import CallRecording, recording_path
 
         if isinstance(voice, AudioVoice):
-            voice.record_to(CallRecording(plan.audio_path or recording_path(recorder.path)))
+            audio = plan.audio_path or recording_path(recorder.path)
+            with _removed_on_error(recorder):
+                voice.record_to(CallRecording(audio))
     return BuiltCall(plan, scenario, loop, info, recorder, caller.simulator, closers)
 
 
@@ -325,6 +327,17 @@ def _recorder(
     if plan.sessions_dir is not None:
         return Recorder.create(plan.sessions_dir, config, info, **fields)
     return None
+
+
+@contextlib.contextmanager
+def _removed_on_error(recorder: Recorder) -> Iterator[None]:
+    """The log was the last thing made: if what follows fails, no log is left behind."""
+    try:
+        yield
+    except BaseException:
+        recorder.close()
+        recorder.path.unlink(missing_ok=True)
+        raise
 
 
 def _remote_spec(plan: CallPlan, settings: Settings, scenario: Scenario) -> RemoteSpec:
@@ -387,7 +400,8 @@ def _line_call(
         info = spec.agent_info(scenario.agent.name)
         recorder = _recorder(plan, config, info, speech, caller)
         if recorder is not None:
-            loop.recording = CallRecording(plan.audio_path or recording_path(recorder.path))
+            with _removed_on_error(recorder):
+                loop.recording = CallRecording(plan.audio_path or recording_path(recorder.path))
     except BaseException:
         # Hangs up and closes the loop's parts (run_for does it after a call that ran).
         loop.voice.close()
