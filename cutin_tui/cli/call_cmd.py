@@ -64,18 +64,23 @@ def _wpm(value: str) -> float:
     return wpm
 
 
-AGENT_FORMS = "scripted, openai, realtime or twilio:ws://HOST:PORT/PATH (or twilio:wss://)"
-"""The ``--agent`` values, as said in every refusal."""
+def agent_forms() -> str:
+    """The ``--agent`` values, as said in every refusal (the lines' from their registry)."""
+    from sessions.lines.registry import agent_forms as line_forms
+
+    return f"scripted, openai, {line_forms()}"
 
 
 def agent_choice(value: str) -> str:
-    """``--agent``: scripted | openai | realtime | twilio:ws(s)://HOST:PORT/PATH.
+    """``--agent``: scripted | openai | a line of :mod:`sessions.lines.registry`
+    (realtime | twilio:ws(s)://HOST:PORT/PATH | ...).
 
     Every refusal (argparse prefixes "argument --agent:") says what is wrong and the
     accepted forms; argparse itself would turn a ValueError (urlsplit on
     ``ws://[::1``) into "invalid agent_choice value"."""
     from sessions.lines.base import LineError
     from sessions.lines.factory import parse_line_agent
+    from sessions.lines.registry import transports
     from sessions.plan import on_line
 
     if value in ("scripted", "openai"):
@@ -83,9 +88,10 @@ def agent_choice(value: str) -> str:
     if value.startswith(("ws://", "wss://")):
         # A bare URL does not say which protocol is spoken on it (Twilio Media
         # Streams is one of several), so it is not guessed.
+        spoken = "; ".join(f"for {t.about}: {t.prefix}{value}" for t in transports() if t.prefix)
         raise argparse.ArgumentTypeError(
-            f"{value!r} does not say which protocol the agent speaks (for Twilio Media "
-            f"Streams: twilio:{value}); use {AGENT_FORMS}"
+            f"{value!r} does not say which protocol the agent speaks ({spoken}); "
+            f"use {agent_forms()}"
         )
     if on_line(value):
         try:
@@ -93,19 +99,19 @@ def agent_choice(value: str) -> str:
         except LineError as exc:
             reason = str(exc).removeprefix(f"--agent {value!r}: ")
             raise argparse.ArgumentTypeError(f"{value!r}: {reason}") from None
-        except ValueError:  # urlsplit: an unclosed IPv6 bracket and the like
-            raise argparse.ArgumentTypeError(
-                f"{value!r} is not a valid WebSocket URL; use {AGENT_FORMS}"
-            ) from None
         return value
-    raise argparse.ArgumentTypeError(f"unknown agent {value!r}; use {AGENT_FORMS}")
+    raise argparse.ArgumentTypeError(f"unknown agent {value!r}; use {agent_forms()}")
 
 
 def check_agent_key(args: argparse.Namespace) -> None:
-    """``--agent realtime`` needs an API key unless ``--base-url`` (or the settings'
-    endpoint) names a local server: refused before anything is dialled or run, the
-    same rule as the LLM endpoint's (:meth:`LLMConfig.resolved_key`)."""
-    if args.agent != "realtime":
+    """A line whose registry entry needs a key (``--agent realtime``) is refused without
+    one unless ``--base-url`` (or the settings' endpoint) names a local server: before
+    anything is dialled or run, the same rule as the LLM endpoint's
+    (:meth:`LLMConfig.resolved_key`)."""
+    from sessions.lines.registry import transport_for
+
+    line = transport_for(args.agent)
+    if line is None or not line.needs_key:
         return
     from cutin_tui.cli import CliError
     from sessions.llm_client import LLMConfig, LLMError
@@ -116,7 +122,7 @@ def check_agent_key(args: argparse.Namespace) -> None:
         config.resolved_key()
     except LLMError:
         raise CliError(
-            "--agent realtime needs an API key: set OPENAI_API_KEY, or give --base-url "
+            f"--agent {line.kind} needs an API key: set OPENAI_API_KEY, or give --base-url "
             "for a local server"
         ) from None
 
@@ -180,6 +186,8 @@ def _add_speech_options(p: argparse.ArgumentParser) -> None:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from sessions.lines.registry import line_help
+
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument(
         "--scenario",
@@ -240,8 +248,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="AGENT",
         help="the agent under test: scripted (the scenario's script; default, offline), "
         "openai (an LLM defined by a system prompt: the scenario's, or --agent-prompt), "
-        "twilio:ws://HOST:PORT/PATH (your voice agent over Twilio Media Streams) or "
-        "realtime (an OpenAI Realtime model; --base-url, --model)",
+        f"or your voice agent on a line: {line_help()}",
     )
     llm.add_argument(
         "--base-url",

@@ -31,6 +31,8 @@ DESCRIPTION = (
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from sessions.lines.registry import line_help
+
     p.add_argument(
         "--scenario",
         action="append",
@@ -94,7 +96,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         default="scripted",
         metavar="AGENT",
         help="agent under test: scripted (default), openai, or a black-box voice agent: "
-        "twilio:ws://HOST:PORT/PATH (Twilio Media Streams) or realtime (OpenAI Realtime). "
+        f"{line_help()}. "
         "Calls to a black-box agent run in real time, one at a time, each ending when the "
         "scenario's caller has said everything (or after --max-seconds, default 120); "
         "the caller is spoken by espeak-ng and each call's audio is kept beside its log",

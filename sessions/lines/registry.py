@@ -70,6 +70,8 @@ class Transport:
     """The URL schemes it dials (prefixed transports only)."""
     needs_key: bool = False
     """Refused without an API key unless ``--base-url`` names a local server."""
+    options: str = ""
+    """The other options it reads, for help ("--base-url, --model")."""
 
     @property
     def form(self) -> str:
@@ -144,6 +146,18 @@ def agent_forms() -> str:
     return forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
 
 
+def line_help() -> str:
+    """Every line form with what it is, for ``--help``: ``realtime (OpenAI Realtime,
+    PCM16 24 kHz; --base-url, --model) or twilio:ws://HOST:PORT/PATH (...)``."""
+    described = []
+    for t in transports():
+        options = f"; {t.options}" if t.options else ""
+        described.append(f"{t.form.partition(' ')[0]} ({t.about}, {t.audio}{options})")
+    if len(described) == 1:
+        return described[0]
+    return ", ".join(described[:-1]) + " or " + described[-1]
+
+
 # -- the transports --------------------------------------------------------------------
 
 register(
@@ -153,6 +167,7 @@ register(
         audio="PCM16 24 kHz",
         builder="sessions.lines.realtime:make_line",
         needs_key=True,
+        options="--base-url, --model, the key from OPENAI_API_KEY",
     )
 )
 register(

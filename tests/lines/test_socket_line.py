@@ -272,6 +272,20 @@ def test_a_registered_transport_is_an_agent_everywhere(toy: None) -> None:
     assert agent_choice(f"toy:{url}") == f"toy:{url}"  # the CLI takes it as is
     with pytest.raises(argparse.ArgumentTypeError, match="port"):
         agent_choice("toy:ws://h:99999/")
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        agent_choice(url)  # a bare URL: which protocol? the toy is one answer
+    assert f"for raw PCM16: toy:{url}" in str(refused.value)
+    for command in ("call", "simulate"):
+        help_text = " ".join(_help(command).split())
+        assert "toy:ws://HOST:PORT/PATH (raw PCM16, PCM16 16 kHz)" in help_text, command
+
+
+def _help(command: str) -> str:
+    from cutin_tui.cli import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return str(subparsers.choices[command].format_help())
 
 
 def test_a_call_to_the_toy_transport_through_the_factory(toy: None) -> None:
