@@ -116,6 +116,22 @@ class LineLimits:
     max_bytes_per_s: int = 4 << 20
 
 
+class ByteRate:
+    """Bytes an agent sent in the current one-second window, against a limit."""
+
+    def __init__(self, per_s: int) -> None:
+        self.per_s = per_s
+        self._start = float("-inf")
+        self._bytes = 0
+
+    def admit(self, size: int, now: float) -> bool:
+        """Count ``size`` bytes at ``now`` (monotonic s); False once over the limit."""
+        if now - self._start >= 1.0:
+            self._start, self._bytes = now, 0
+        self._bytes += size
+        return self._bytes <= self.per_s
+
+
 CLEAN_CLOSE_CODES = frozenset({1000, 1001, 1005})
 """WebSocket close codes of a hang-up (normal, going away, no status)."""
 

@@ -113,22 +113,43 @@ def check_ws_url(url: str, name: str, shown: str) -> None:
         raise LineError(f"{name}: {shown} is not a valid WebSocket URL (host, port?)")
 
 
+def close_detail(target: str, code: int | None, reason: str, *, clean: bool) -> str:
+    """How the agent's side of the socket ended, in words (``code`` None: no close frame)."""
+    because = f": {reason}" if reason else ""
+    if code is None:
+        return f"connection to {target} lost: it dropped without a close frame"
+    if clean:
+        return f"the agent closed the line (code {code}{because})"
+    return f"the agent closed the line abnormally (code {code}{because}) at {target}"
+
+
 def why(exc: BaseException) -> str:
     """``Type: message`` (or the type alone) of an exception, for one line of text."""
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+def handshake_failure(name: str, target: str, why_text: str, exc: BaseException) -> str:
+    """Why the handshake after the upgrade failed, in one line (before redaction)."""
+    from websockets.exceptions import ConnectionClosed
+
+    if isinstance(exc, ConnectionClosed):
+        code = exc.rcvd.code if exc.rcvd is not None else 1006
+        return f"{name}: {target} closed the connection during the handshake (code {code})"
+    return f"{name}: the handshake with {target} failed: {why_text}"
+
+
 def connect_failure(
-    name: str, target: str, exc: BaseException, timeout_s: float, hint: str = ""
+    name: str, target: str, exc: BaseException, timeout_s: float, key_hint: str = ""
 ) -> str:
     """Why the socket to ``target`` did not open, in one line (before redaction).
 
-    ``hint`` is added to an HTTP refusal of the upgrade (e.g. "; check the key")."""
+    ``key_hint`` is added when the agent refuses the upgrade with HTTP 401 or 403."""
     from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
     where = f"{name}: cannot connect to {target}"
     if isinstance(exc, InvalidStatus):
         status = exc.response.status_code
+        hint = key_hint if status in (401, 403) else ""
         return f"{where} (HTTP {status}: the agent refused the WebSocket upgrade{hint})"
     if isinstance(exc, InvalidURI):
         return f"{name}: {target} is not a valid WebSocket URL"

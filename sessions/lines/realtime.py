@@ -105,6 +105,7 @@ class RealtimeLine(SocketLine):
 
     name = "realtime"
     audio_format = AUDIO_FORMAT
+    refused_hint = "; check OPENAI_API_KEY"
 
     def __init__(
         self,
@@ -233,9 +234,6 @@ class RealtimeLine(SocketLine):
 
     def _write(self, item: dict[str, Any]) -> None:
         self._conn.send(cast(Any, item))
-
-    def _status_hint(self, status: int) -> str:
-        return "; check OPENAI_API_KEY" if status in (401, 403) else ""
 
     def session_update(self) -> dict[str, Any]:
         """The ``session.update`` event sent on open (GA shape)."""

@@ -27,12 +27,13 @@ import queue
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed
 
 from sessions.lines.base import (
     Audio,
+    ByteRate,
     LineError,
     LineLimits,
     LineNotice,
@@ -41,7 +42,14 @@ from sessions.lines.base import (
     PlayoutBuffer,
     is_clean_close,
 )
-from sessions.lines.notices import NoticeBoard, connect_failure, size_text, why
+from sessions.lines.notices import (
+    NoticeBoard,
+    close_detail,
+    connect_failure,
+    handshake_failure,
+    size_text,
+    why,
+)
 from sessions.redact import Redactor
 
 _STOP = object()
@@ -53,6 +61,8 @@ class SocketLine:
 
     name = "line"
     audio_format = ""
+    refused_hint = ""
+    """Words added when the agent refuses the upgrade with HTTP 401/403 ("check the key")."""
 
     def __init__(
         self,
@@ -86,8 +96,7 @@ class SocketLine:
         """Set when :meth:`open` has succeeded or failed: until then the reader holds what
         arrives after the handshake, so OPEN comes first and an early hang-up is not
         mistaken for a failed handshake."""
-        self._window_start = 0.0
-        self._window_bytes = 0
+        self._rate = ByteRate(self.limits.max_bytes_per_s)
         self.messages_dropped = 0
         """Agent messages dropped unread for going over the byte rate."""
 
@@ -105,8 +114,7 @@ class SocketLine:
         self._notify(NoticeKind.OPEN, f"connected to {self.target}", {"target": self.target})
 
     def _recv(self) -> str | bytes:
-        message: str | bytes = self._conn.recv()
-        return message
+        return cast("str | bytes", self._conn.recv())
 
     def _handle(self, raw: str | bytes) -> None:
         """One message from the agent (reader thread). Raising reports it, no more."""
@@ -123,10 +131,6 @@ class SocketLine:
 
     def _ended(self) -> None:
         """The line reached CLOSED or FAILED (any thread): drop what waits on it."""
-
-    def _status_hint(self, status: int) -> str:
-        """Words added to an HTTP refusal of the upgrade (e.g. "check the key")."""
-        return ""
 
     def socket_options(self, timeout_s: float) -> dict[str, Any]:
         """Options for ``websockets``' ``connect``: the per-message cap is enforced by the
@@ -151,19 +155,15 @@ class SocketLine:
         except LineError as exc:
             self._fail_open(str(exc))
         except Exception as exc:  # every failure becomes one line
-            hint = (
-                self._status_hint(exc.response.status_code)
-                if isinstance(exc, InvalidStatus)
-                else ""
-            )
-            self._fail_open(connect_failure(self.name, self.target, exc, timeout_s, hint))
+            words = connect_failure(self.name, self.target, exc, timeout_s, self.refused_hint)
+            self._fail_open(words)
         self._start("reader", self._read_loop)
         try:
             self._handshake(deadline, timeout_s)
         except LineError as exc:
             self._fail_open(str(exc))
         except Exception as exc:
-            self._fail_open(self._handshake_failure(exc))
+            self._fail_open(handshake_failure(self.name, self.target, self._why(exc), exc))
         with self._lock:
             ready = self._state is LineState.CONNECTING and not self._closing
             if ready:
@@ -305,11 +305,7 @@ class SocketLine:
             self._too_big(size)
             self._close_socket()
             return False
-        now = time.monotonic()
-        if now - self._window_start >= 1.0:
-            self._window_start, self._window_bytes = now, 0
-        self._window_bytes += size
-        if self._window_bytes <= self.limits.max_bytes_per_s:
+        if self._rate.admit(size, time.monotonic()):
             return True
         self.messages_dropped += 1
         rate = size_text(self.limits.max_bytes_per_s)
@@ -341,14 +337,9 @@ class SocketLine:
             self._too_big(None)  # refused by the socket before it was read
             return
         code = rcvd.code if rcvd is not None else None
-        reason = f": {rcvd.reason}" if rcvd is not None and rcvd.reason else ""
-        if rcvd is None:
-            detail = f"connection to {self.target} lost: it dropped without a close frame"
-            code = 1006
-        elif is_clean_close(code):
-            detail = f"the agent closed the line (code {code}{reason})"
-        else:
-            detail = f"the agent closed the line abnormally (code {code}{reason}) at {self.target}"
+        reason = rcvd.reason if rcvd is not None else ""
+        detail = close_detail(self.target, code, reason, clean=is_clean_close(code))
+        code = 1006 if code is None else code
         handshaking = not self._decided.is_set()
         clean = is_clean_close(code) and not handshaking
         state = LineState.CLOSED if clean else LineState.FAILED
@@ -371,10 +362,3 @@ class SocketLine:
 
     def _why(self, exc: BaseException) -> str:
         return self._clean(why(exc))
-
-    def _handshake_failure(self, exc: BaseException) -> str:
-        if isinstance(exc, ConnectionClosed):
-            code = exc.rcvd.code if exc.rcvd is not None else 1006
-            closed = f"{self.target} closed the connection during the handshake"
-            return f"{self.name}: {closed} (code {code})"
-        return f"{self.name}: the handshake with {self.target} failed: {self._why(exc)}"
