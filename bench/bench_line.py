@@ -92,16 +92,14 @@ def _ulaw_peak(payload: bytes) -> float:
 def _call(url: str, tmp: Path, seed: int) -> tuple[list[Any], Any, float, float]:
     from controls.tendencies import Tendencies
     from sessions.call.config import CallConfig
-    from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+    from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
     from sessions.call.users import ScriptedUser
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 1.0, 0.0), seed=seed)
     spec = RemoteSpec(agent=f"twilio:{url}", cache_dir=tmp / "cache")
-    loop = build_remote_loop(
-        spec, config, user=ScriptedUser(scenario, barge_in_with_next_line=True)
-    )
+    loop = build_line_call(spec, config, user=ScriptedUser(scenario, barge_in_with_next_line=True))
     events: list[Any] = []
     loop.listeners.append(events.append)
     cpu0 = time.process_time()

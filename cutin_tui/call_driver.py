@@ -4,9 +4,9 @@ A driver owns one call: the call loop, its recorder (the session log) and a
 queue of events for the UI. The loop's listeners run on the loop's thread, so
 they only write the log and append to the queue; the screen drains the queue
 on its own timer and never blocks the loop. Commands go the other way through
-the loop's thread-safe :meth:`CallLoop.submit`.
+the engine's thread-safe :meth:`~sessions.call.engine.engine.CallEngine.submit`.
 
-A voice call speaks through an :class:`~sessions.call.audio_voice.AudioVoice`, a call
+A voice call speaks through an :class:`~sessions.call.voice.audio_voice.AudioVoice`, a call
 to a black-box agent through its line: the driver starts it with the loop (whose clock
 the voice then provides) and closes everything at the end. What a call is made of is
 put together in :mod:`cutin_tui.call_setup`.
@@ -23,25 +23,26 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sessions.agents.base import Message
-from sessions.call import CallConfig, CallLoop, Command, EndCall, Recorder
-from sessions.call.voice import Voice
+from sessions.call import CallConfig, Command, EndCall, Recorder
+from sessions.call.engine.far_end import CallVoice, RunningCall
 from sessions.clock import Clock, RealClock
 from sessions.log.models import EndEvent, Event
 from sessions.policies.factory import close_policy
 from sessions.scenarios import Scenario
 
 if TYPE_CHECKING:
-    from sessions.call.remote_loop import RemoteCallLoop
+    from sessions.lines.base import Line
     from sessions.simulator import UserSimulator
+
 
 @dataclass
 class CallDriver:
     """One call, its log, and the event queue the screen drains."""
 
-    loop: CallLoop | RemoteCallLoop
+    loop: RunningCall
     scenario: Scenario
     recorder: Recorder | None = None
     simulator: UserSimulator | None = None
@@ -93,30 +94,30 @@ class CallDriver:
         return out
 
     @property
-    def voice(self) -> Voice | Any:
+    def voice(self) -> CallVoice:
         return self.loop.voice
 
     @property
-    def line(self) -> Any:
+    def line(self) -> Line | None:
         """The line to a black-box agent (None for a simulated agent)."""
-        return getattr(self.loop, "line", None)
+        return self.loop.line
 
     @property
     def recording_path(self) -> Path | None:
         """The call's audio beside the log (voice calls that are recorded only)."""
-        recording = getattr(self.loop.voice, "recording", None)
+        recording = self.loop.voice.recording
         return recording.path if recording is not None else None
 
     @property
     def push_to_talk(self) -> bool:
         """The tester's microphone waits for the talk key (:meth:`toggle_talk`)."""
-        mic = getattr(self.loop.voice, "mic", None)
+        mic = self.loop.voice.mic
         return bool(mic is not None and mic.push_to_talk)
 
     def toggle_talk(self) -> bool:
         """Push-to-talk: start (or end) what the tester says into the microphone; returns
         whether they are talking now. Thread-safe. ``RuntimeError`` without push-to-talk."""
-        mic = getattr(self.loop.voice, "mic", None)
+        mic = self.loop.voice.mic
         if mic is None or not mic.push_to_talk or self._ended:
             raise RuntimeError("push-to-talk needs a call with --input mic --push-to-talk")
         talking: bool = mic.toggle_talk()
@@ -168,7 +169,7 @@ class RealtimeDriver(CallDriver):
 
     def __init__(
         self,
-        loop: CallLoop | RemoteCallLoop,
+        loop: RunningCall,
         scenario: Scenario,
         recorder: Recorder | None,
         simulator: UserSimulator | None = None,
@@ -188,7 +189,7 @@ class RealtimeDriver(CallDriver):
     def start(self) -> None:
         if self._thread is not None or self._stopped:
             return
-        # A voice call follows the clock its audio device keeps (see sessions.call.audio_out).
+        # A voice call follows the clock its audio device keeps (see sessions.call.voice.audio_out).
         self._clock = self.loop.voice.start(self.loop.submit)
         self._thread = threading.Thread(target=self._run, name="cutin-call-loop", daemon=True)
         self._thread.start()

@@ -335,7 +335,7 @@ def _check_stt(args: argparse.Namespace) -> None:
 def _preflight(args: argparse.Namespace, stt: str | None) -> None:
     """espeak-ng and the STT model folder are checked before any device is opened."""
     from cutin_tui.cli import CliError
-    from sessions.call.voice_setup import VoiceSetupError, VoiceSpec
+    from sessions.call.voice.voice_setup import VoiceSetupError, VoiceSpec
 
     spec = VoiceSpec(speech=args.speech, input=args.input, stt=stt, vad=args.vad)
     try:

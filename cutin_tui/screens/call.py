@@ -137,10 +137,10 @@ class CallScreen(Screen[None]):
         line = driver.line
         if line is not None:
             self.view.line = LineView(
-                name=str(getattr(line, "name", "")),
-                target=terminal_line(str(getattr(line, "target", ""))),
-                audio=parse_audio_format(str(getattr(line, "audio_format", ""))),
-                state=str(getattr(line, "state", "connecting")),
+                name=line.name,
+                target=terminal_line(line.target),
+                audio=parse_audio_format(line.audio_format),
+                state=str(line.state),
             )
 
     # ---- layout -------------------------------------------------------------------
@@ -212,7 +212,7 @@ class CallScreen(Screen[None]):
         shown, line = self.view.line, self.driver.line
         if shown is None or line is None or self.view.ended is None:
             return
-        state = str(getattr(line, "state", ""))
+        state = str(line.state)
         if shown.state in ("connecting", "open") and state in ("closed", "failed"):
             shown.state = state
 

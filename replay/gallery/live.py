@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from replay.gallery.runner import GalleryRun, make_loop
-from sessions.call import CallLoop
+from sessions.call import SimulatedCall
 from sessions.log.models import Event
 
 
@@ -67,7 +67,7 @@ class LivePlay:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._clock: ScaledClock | None = None
-        self.loop: CallLoop = make_loop(run.entry, run.actions, [on_event])
+        self.loop: SimulatedCall = make_loop(run.entry, run.actions, [on_event])
         self.finished = threading.Event()
 
     def now(self) -> float:

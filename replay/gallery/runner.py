@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from controls.tendencies import Tendencies
 from replay.gallery.model import ActionSpec, GalleryEntry, GalleryError
 from replay.gallery.timeline import CallerWords, Timeline, TimelineBuilder, build_timeline
-from sessions.call import BackchannelNow, CallConfig, CallLoop, Command, InterruptNow
+from sessions.call import BackchannelNow, CallConfig, Command, InterruptNow, SimulatedCall
+from sessions.call.far_ends.simulated import SimulatedFarEnd
 from sessions.log.models import AgentWords, Event, UserTurn, WordTiming
 from sessions.plan import CallPlan
 from sessions.plan.build import build_call, call_config
@@ -118,10 +119,10 @@ def make_loop(
     entry: GalleryEntry,
     actions: Iterable[ScheduledAction],
     listeners: Iterable[Callable[[Event], None]] = (),
-) -> CallLoop:
-    """A ready call loop for the entry with its actions scheduled (not started)."""
+) -> SimulatedCall:
+    """A ready call for the entry with its actions scheduled (not started)."""
     loop = build_call(entry_plan(entry), listeners=listeners).loop
-    assert isinstance(loop, CallLoop)  # a scripted agent, never a line
+    assert isinstance(loop.far, SimulatedFarEnd)  # a scripted agent, never a line
     for action in actions:
         loop.schedule(action.t, action.command)
     return loop

@@ -1,10 +1,12 @@
-"""The live call loop: agent -> speech clock -> pause detector -> rule -> executor -> log.
+"""The live call: one engine (:class:`CallEngine`: frames -> pause detector -> policies ->
+acts -> log) driving a far end (a simulated agent, or a black-box agent on a line).
 
-No Textual here. The loop runs on a virtual clock (tests, batch runs) or in real
+No Textual here. The engine runs on a virtual clock (tests, batch runs) or in real
 time on its own thread (the app), and reports everything as session-log events to
 its listeners; the app feeds commands in through a thread-safe queue.
 """
 
+from sessions.call.calls import SimulatedCall, simulated_call
 from sessions.call.commands import (
     BackchannelNow,
     CallerSpeechStart,
@@ -17,7 +19,8 @@ from sessions.call.commands import (
     SubmitText,
 )
 from sessions.call.config import CallConfig
-from sessions.call.loop import CallLoop, CallState
+from sessions.call.engine.engine import CallEngine
+from sessions.call.far_ends.simulated_caller import CallState
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
 from sessions.call.recorder import Recorder, session_path
 from sessions.call.users import ScriptedUser, UserProvider
@@ -25,7 +28,7 @@ from sessions.call.users import ScriptedUser, UserProvider
 __all__ = [
     "BackchannelNow",
     "CallConfig",
-    "CallLoop",
+    "CallEngine",
     "CallState",
     "CallerSpeechStart",
     "CallerUtterance",
@@ -39,8 +42,10 @@ __all__ = [
     "ScriptedUser",
     "SetAutos",
     "SetTendencies",
+    "SimulatedCall",
     "SubmitText",
     "TurnTakingPolicy",
     "UserProvider",
     "session_path",
+    "simulated_call",
 ]

@@ -4,7 +4,7 @@ Sample ``k`` of the timeline is call time ``k / 16 kHz``. Speech is *placed* on 
 channel (agent or caller) at a sample position, possibly ahead of time; a cut
 shortens what was placed. Two readers take from it:
 
-- the output device (:class:`~sessions.call.audio_out.TimelinePlayer`) renders the
+- the output device (:class:`~sessions.call.voice.audio_out.TimelinePlayer`) renders the
   audible clips block by block; ``rendered`` is how far it got, so nothing before it
   can change any more (a cut in real time happens there: playback stops at once);
 - the recording takes each channel's final samples in order (:meth:`take`).

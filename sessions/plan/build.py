@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from sessions.call.calls import simulated_call
 from sessions.call.config import CallConfig
-from sessions.call.loop import CallLoop, InterruptionText
+from sessions.call.engine.engine import CallEngine
+from sessions.call.near_end.caller import InterruptionText
 from sessions.call.recorder import Recorder, make_header
-from sessions.call.remote_loop import RemoteCallLoop
-from sessions.call.voice import TextVoice, Voice
+from sessions.call.voice.voice import TextVoice, Voice
 from sessions.log.models import AgentInfo, Event, SpeechInfo
 from sessions.log.writer import new_session_id
 from sessions.plan.model import CallPlan, check_plan
@@ -28,9 +29,9 @@ from sessions.speech_clock import SpeakingStyle
 if TYPE_CHECKING:
     from sessions.agents.base import Agent
     from sessions.call.adapt import RuleAdapter
-    from sessions.call.remote_setup import RemoteSpec
+    from sessions.call.far_ends.line_setup import RemoteSpec
     from sessions.call.users import UserProvider
-    from sessions.call.voice_setup import VoiceSpec
+    from sessions.call.voice.voice_setup import VoiceSpec
     from sessions.llm_client import LLMConfig
     from sessions.scenarios.profile import AgentProfile
     from sessions.settings import Settings
@@ -49,7 +50,8 @@ class BuiltCall:
 
     plan: CallPlan
     scenario: Scenario
-    loop: CallLoop | RemoteCallLoop
+    loop: CallEngine[Any]
+    """The engine with its far end: a simulated agent, or a black-box agent on a line."""
     agent: AgentInfo
     recorder: Recorder | None = None
     """The log writer (None: not recorded); whoever runs the call makes it a listener."""
@@ -62,7 +64,7 @@ class BuiltCall:
     def run_headless(self) -> None:
         """Run to the end: on the virtual clock, or a line in real time until the caller
         hangs up (or ``max_seconds``)."""
-        if isinstance(self.loop, RemoteCallLoop):
+        if self.loop.line is not None:
             self.loop.run_for(self.plan.max_seconds or LINE_CALL_SECONDS)
         else:
             self.loop.run_virtual()
@@ -210,7 +212,7 @@ def _agent(
 
 
 def _voice_spec(plan: CallPlan, settings: Settings) -> VoiceSpec:
-    from sessions.call.voice_setup import VoiceSpec
+    from sessions.call.voice.voice_setup import VoiceSpec
 
     key = settings.openai_api_key
     return VoiceSpec(
@@ -246,7 +248,7 @@ def _local_call(
     llm: LLMConfig | None,
     closers: list[Closer],
 ) -> BuiltCall:
-    from sessions.call.voice_setup import build_voice
+    from sessions.call.voice.voice_setup import build_voice
     from sessions.policies.factory import build_policy, close_policy
     from sessions.scenarios.profile import agent_style
 
@@ -263,7 +265,7 @@ def _local_call(
     closers.append(lambda: close_policy(policy))
     shadow = build_policy(plan.shadow, llm=llm, seed=plan.seed, shadow=True)
     closers.append(lambda: close_policy(shadow))
-    loop = CallLoop(
+    loop = simulated_call(
         config,
         agent,
         user=caller.user,
@@ -277,8 +279,8 @@ def _local_call(
     speech = spec.info() if plan.user == "tester" else _simulated_speech(plan)
     recorder = _recorder(plan, config, info, speech, caller)
     if recorder is not None and spec.audio:
-        from sessions.call.audio_voice import AudioVoice
-        from sessions.call.recording import CallRecording, recording_path
+        from sessions.call.voice.audio_voice import AudioVoice
+        from sessions.call.voice.recording import CallRecording, recording_path
 
         if isinstance(voice, AudioVoice):
             audio = plan.audio_path or recording_path(recorder.path)
@@ -341,7 +343,7 @@ def _removed_on_error(recorder: Recorder) -> Iterator[None]:
 
 
 def _remote_spec(plan: CallPlan, settings: Settings, scenario: Scenario) -> RemoteSpec:
-    from sessions.call.remote_setup import RemoteSpec
+    from sessions.call.far_ends.line_setup import RemoteSpec
 
     instructions = scenario.agent.system_prompt or None
     if plan.agent_prompt is not None:
@@ -371,13 +373,13 @@ def _line_call(
 ) -> BuiltCall:
     """Check the local parts, dial, attach the tester's devices, then start the log."""
     from sessions.call.adapt import line_adapter
-    from sessions.call.recording import CallRecording, recording_path
-    from sessions.call.remote_setup import attach_microphone, build_remote_loop
+    from sessions.call.far_ends.line_setup import attach_microphone, build_line_call
+    from sessions.call.voice.recording import CallRecording, recording_path
 
     scenario = config.scenario
     spec = _remote_spec(plan, settings, scenario)
     source = "simulator" if plan.user == "llm" else "scenario"
-    loop = build_remote_loop(
+    loop = build_line_call(
         spec, config, user=caller.user, virtual=plan.clock_virtual, user_source=source
     )
     try:
@@ -385,9 +387,9 @@ def _line_call(
             # Off without --adapt but there, so F12 can switch it on over the turns heard.
             loop.adapter = line_adapter(config, enabled=plan.adapt)
             if plan.listen:
-                from sessions.call.line_monitor import LineMonitor
+                from sessions.call.near_end.line_monitor import LineMonitor
 
-                loop.monitor = LineMonitor(plan.output_device).start()
+                loop.far.monitor = LineMonitor(plan.output_device).start()
             if plan.input == "mic":
                 attach_microphone(
                     loop, device=plan.input_device, push_to_talk=plan.push_to_talk, vad=plan.vad
@@ -401,7 +403,9 @@ def _line_call(
         recorder = _recorder(plan, config, info, speech, caller)
         if recorder is not None:
             with _removed_on_error(recorder):
-                loop.recording = CallRecording(plan.audio_path or recording_path(recorder.path))
+                loop.far.recording = CallRecording(
+                    plan.audio_path or recording_path(recorder.path)
+                )
     except BaseException:
         # Hangs up and closes the loop's parts (run_for does it after a call that ran).
         loop.voice.close()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from controls import Tendencies
 from sessions.agents.base import Message, ReplyStream
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, CallLoop, ScriptedUser
+from sessions.call import CallConfig, ScriptedUser, SimulatedCall, simulated_call
 from sessions.log.models import Event
 from sessions.scenarios import Scenario, load_scenario
 
@@ -43,7 +43,7 @@ def run_call(
     auto_backchannel: bool = True,
     schedule: list[tuple[float, object]] | None = None,
     max_seconds: float = 600.0,
-) -> tuple[CallLoop, list[Event], HistorySpy]:
+) -> tuple[SimulatedCall, list[Event], HistorySpy]:
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     events: list[Event] = []
     agent = HistorySpy(ScriptedAgent(sc))
@@ -54,7 +54,7 @@ def run_call(
         auto_interrupt=auto_interrupt,
         auto_backchannel=auto_backchannel,
     )
-    loop = CallLoop(
+    loop = simulated_call(
         config, agent, user=ScriptedUser(sc) if headless_user else None, listeners=[events.append]
     )
     for at, command in schedule or []:

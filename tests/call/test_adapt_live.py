@@ -6,7 +6,7 @@ from __future__ import annotations
 from controls.tendencies import Tendencies
 from cutin_tui.call_view import CallView
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, CallLoop
+from sessions.call import CallConfig, simulated_call
 from sessions.call.adapt import RuleAdapter
 from sessions.call.users import ScriptedUser
 from sessions.log.models import AgentTurnEnd, Event, Opportunity, RuleCalibration
@@ -17,7 +17,7 @@ def _run(adapter: RuleAdapter | None) -> list[Event]:
     sc = load_scenario("retail-order-change")
     events: list[Event] = []
     config = CallConfig(scenario=sc, tendencies=Tendencies(0.0, 0.7, 0.5), seed=3)
-    loop = CallLoop(
+    loop = simulated_call(
         config,
         ScriptedAgent(sc),
         user=ScriptedUser(sc),

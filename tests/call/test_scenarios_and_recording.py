@@ -9,7 +9,7 @@ import pytest
 from controls import Tendencies
 from sessions.agents.base import Message, ReplyStream
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, CallLoop, Recorder, ScriptedUser
+from sessions.call import CallConfig, Recorder, ScriptedUser, simulated_call
 from sessions.log import read_session
 from sessions.log.models import AgentInfo, AgentTurnEnd, Backchannel, EndEvent, ErrorEvent
 from sessions.scenarios import ScenarioError, list_scenarios, load_scenario
@@ -101,7 +101,7 @@ def test_recorded_call_reads_back_event_for_event(tmp_path: Path) -> None:
     config = CallConfig(scenario=sc, tendencies=Tendencies(0.5, 0.7, 0.0), seed=2)
     recorder = Recorder.create(tmp_path, config, AgentInfo(kind="scripted", name=sc.agent.name))
     seen = []
-    loop = CallLoop(
+    loop = simulated_call(
         config, ScriptedAgent(sc), user=ScriptedUser(sc), listeners=[recorder, seen.append]
     )
     loop.run_virtual()
@@ -136,7 +136,7 @@ def test_a_crash_mid_call_leaves_a_readable_log(tmp_path: Path) -> None:
     sc = load_scenario("clinic-triage")
     config = CallConfig(scenario=sc, seed=1)
     recorder = Recorder.create(tmp_path, config, AgentInfo(kind="test"))
-    loop = CallLoop(config, _Exploding(), user=ScriptedUser(sc), listeners=[recorder])
+    loop = simulated_call(config, _Exploding(), user=ScriptedUser(sc), listeners=[recorder])
     with pytest.raises(KeyboardInterrupt):
         loop.run_virtual()
     # No close(): the process "died". Every line was flushed as it happened.
@@ -158,7 +158,7 @@ def test_agent_errors_are_logged_and_the_call_goes_on() -> None:
 
     sc = load_scenario("clinic-triage")
     events: list[object] = []
-    loop = CallLoop(
+    loop = simulated_call(
         CallConfig(scenario=sc), Flaky(), user=ScriptedUser(sc), listeners=[events.append]
     )
     loop.run_virtual()

@@ -695,8 +695,8 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
     """``cutin call --agent realtime --base-url ...`` at β = 1, in real time; the log."""
     from controls.tendencies import Tendencies
     from sessions.call.config import CallConfig
+    from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
     from sessions.call.recorder import Recorder
-    from sessions.call.remote_setup import RemoteSpec, build_remote_loop
     from sessions.call.users import ScriptedUser
     from sessions.scenarios import load_scenario
 
@@ -714,7 +714,7 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
         tmp_path, config, spec.agent_info(scenario.agent.name), speech=spec.speech_info()
     )
     user = ScriptedUser(scenario, barge_in_with_next_line=True)
-    loop = build_remote_loop(
+    loop = build_line_call(
         spec, config, recording_path=recorder.path.with_suffix(".wav"), user=user
     )
     loop.listeners.append(recorder)

@@ -12,7 +12,7 @@ from controls import Tendencies
 from cutin_tui.call_driver import VirtualDriver
 from cutin_tui.call_setup import CallOptions, open_call
 from sessions.agents.openai_agent import OpenAIAgent
-from sessions.call import CallConfig, CallLoop, ScriptedUser
+from sessions.call import CallConfig, ScriptedUser, simulated_call
 from sessions.llm_client import LLMClient, LLMConfig
 from sessions.log import read_session
 from sessions.log.models import AgentTurnEnd, Event, Interruption
@@ -44,7 +44,7 @@ def test_scripted_user_against_llm_agent_truncation_reaches_the_server(
         LLMClient(LLMConfig(model="agent-model", base_url=openai_server.base_url)),
     )
     events: list[Event] = []
-    loop = CallLoop(
+    loop = simulated_call(
         CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 1.0, 0.0), seed=3),
         agent,
         user=ScriptedUser(scenario),

@@ -11,7 +11,7 @@ import numpy as np
 from controls.tendencies import Tendencies
 from sessions.call.adapt import line_adapter
 from sessions.call.config import CallConfig
-from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.call.users import ScriptedUser
 from sessions.log.models import Event
 from sessions.scenarios import load_scenario
@@ -45,7 +45,7 @@ def run_sim_call(
     line = SimAgentLine(agent)
     line.open()
     wav = tmp_path / "call.wav"
-    loop = build_remote_loop(
+    loop = build_line_call(
         spec, config, recording_path=wav, user=ScriptedUser(scenario), line=line, virtual=True
     )
     if adapt:

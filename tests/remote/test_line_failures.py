@@ -14,8 +14,8 @@ import pytest
 
 from controls.tendencies import Tendencies
 from sessions.call.config import CallConfig
-from sessions.call.remote_loop import RemoteConfig
-from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+from sessions.call.far_ends.line_parts import RemoteConfig
+from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.lines.base import LineError
 from sessions.log.models import Event
 from sessions.scenarios import load_scenario
@@ -30,7 +30,7 @@ def _call(
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 0.0, 0.0))
     spec = RemoteSpec(agent=f"twilio:{url}", cache_dir=tmp_path / "cache")
-    loop = build_remote_loop(spec, config, recording_path=tmp_path / "call.wav", remote=remote)
+    loop = build_line_call(spec, config, recording_path=tmp_path / "call.wav", remote=remote)
     events: list[Event] = []
     loop.listeners.append(events.append)
     loop.run_for(seconds)
@@ -84,7 +84,7 @@ def test_a_refused_connection_is_one_line_before_anything_starts(tmp_path: Path)
     scenario = load_scenario("retail-order-change")
     spec = RemoteSpec(agent="twilio:ws://127.0.0.1:9/", cache_dir=tmp_path / "cache")
     with pytest.raises(LineError) as info:
-        build_remote_loop(spec, CallConfig(scenario=scenario))
+        build_line_call(spec, CallConfig(scenario=scenario))
     assert "127.0.0.1:9" in str(info.value) and "\n" not in str(info.value)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from controls.tendencies import Tendencies
 from sessions.call.config import CallConfig
-from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.scenarios import load_scenario
 from tests.support.pulse import PulseServer
 from tests.support.sim_agent import SimAgent, SimAgentLine
@@ -28,7 +28,7 @@ pytestmark = [
 
 
 def test_the_line_plays_on_the_output_device(pulse_server: PulseServer, tmp_path: Path) -> None:
-    from sessions.call.line_monitor import LineMonitor
+    from sessions.call.near_end.line_monitor import LineMonitor
     from sessions.speech.audio import Recorder, join_blocks
 
     scenario = load_scenario("retail-order-change")
@@ -36,8 +36,8 @@ def test_the_line_plays_on_the_output_device(pulse_server: PulseServer, tmp_path
     spec = RemoteSpec(agent="twilio:ws://127.0.0.1:9/", cache_dir=tmp_path / "cache")
     line = SimAgentLine(SimAgent(turns=[SimAgent().turns[0]]))
     line.open()
-    loop = build_remote_loop(spec, config, line=line)
-    loop.monitor = LineMonitor().start()
+    loop = build_line_call(spec, config, line=line)
+    loop.far.monitor = LineMonitor().start()
     sink = Recorder(blocksize=256).start()
     assert sink.started.wait(10)
     try:
@@ -45,7 +45,7 @@ def test_the_line_plays_on_the_output_device(pulse_server: PulseServer, tmp_path
     finally:
         heard = join_blocks(sink.drain())
         sink.stop()
-    assert loop.monitor.player.underflows < 20
+    assert loop.far.monitor.player.underflows < 20
     # The simulated agent speaks from 0.3 s: its voice is on the device.
     loud = np.abs(heard) >= 0.05
     assert loud.mean() > 0.1, f"only {loud.mean():.1%} of the monitor is loud"
@@ -59,7 +59,7 @@ def test_the_testers_microphone_barges_in_on_the_line(
     import threading
     import time
 
-    from sessions.call.remote_setup import attach_microphone
+    from sessions.call.far_ends.line_setup import attach_microphone
     from sessions.speech.tts import EspeakTts
     from sessions.speech.wav import write_wav
     from tests.voice_call.test_device_call import play_into
@@ -77,7 +77,7 @@ def test_the_testers_microphone_barges_in_on_the_line(
         spec = RemoteSpec(agent="twilio:ws://127.0.0.1:9/", cache_dir=tmp_path / "cache")
         line = SimAgentLine(SimAgent(turns=[SimAgent().turns[1]], react_s=0.25))
         line.open()
-        loop = build_remote_loop(spec, config, line=line)
+        loop = build_line_call(spec, config, line=line)
         attach_microphone(loop)
         events: list = []  # type: ignore[type-arg]
         loop.listeners.append(events.append)

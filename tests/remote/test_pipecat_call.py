@@ -14,8 +14,8 @@ import pytest
 
 from controls.tendencies import Tendencies
 from sessions.call.config import CallConfig
+from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.call.recorder import Recorder
-from sessions.call.remote_setup import RemoteSpec, build_remote_loop
 from sessions.call.users import ScriptedUser
 from sessions.log.models import Event, SpeechInfo
 from sessions.log.reader import read_session
@@ -38,7 +38,7 @@ def dial(bot: Bot, tmp_path: Path, *, beta: float, gamma: float, seconds: float)
     )
     wav = recorder.path.with_suffix(".wav")
     user = ScriptedUser(scenario, barge_in_with_next_line=True)
-    loop = build_remote_loop(spec, config, recording_path=wav, user=user)
+    loop = build_line_call(spec, config, recording_path=wav, user=user)
     loop.listeners.append(recorder)
     try:
         loop.run_for(seconds)

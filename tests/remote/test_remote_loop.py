@@ -69,7 +69,7 @@ def test_backchannels_find_false_yields(tmp_path: Path, react_s: float, false_yi
 def test_the_llm_user_simulator_speaks_on_the_line(tmp_path: Path, openai_server) -> None:  # type: ignore[no-untyped-def]
     from controls.tendencies import Tendencies
     from sessions.call.config import CallConfig
-    from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+    from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
     from sessions.llm_client import LLMClient, LLMConfig
     from sessions.scenarios import load_scenario
     from sessions.simulator import UserSimulator
@@ -84,7 +84,7 @@ def test_the_llm_user_simulator_speaks_on_the_line(tmp_path: Path, openai_server
     spec = RemoteSpec(agent="twilio:ws://127.0.0.1:9/", cache_dir=tmp_path / "cache")
     line = SimAgentLine(SimAgent())
     line.open()
-    loop = build_remote_loop(
+    loop = build_line_call(
         spec, config, user=user, line=line, virtual=True, user_source="simulator"
     )
     events: list = []  # type: ignore[type-arg]

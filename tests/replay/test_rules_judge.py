@@ -176,14 +176,14 @@ def test_tick_trials_get_yield_and_backchannel_verdicts() -> None:
 def _recorded_call(tmp_path: Path, scenario_toml: str, **tendencies: float) -> Trial:
     from controls import Tendencies
     from sessions.agents.scripted import ScriptedAgent
-    from sessions.call import CallConfig, CallLoop, Recorder, ScriptedUser
+    from sessions.call import CallConfig, Recorder, ScriptedUser, simulated_call
     from sessions.log.models import AgentInfo
     from sessions.scenarios.store import parse_scenario
 
     sc = parse_scenario(scenario_toml, "test.toml")
     config = CallConfig(scenario=sc, tendencies=Tendencies(**tendencies), seed=3)
     recorder = Recorder.create(tmp_path, config, AgentInfo(kind="scripted", name="test"))
-    loop = CallLoop(config, ScriptedAgent(sc), user=ScriptedUser(sc), listeners=[recorder])
+    loop = simulated_call(config, ScriptedAgent(sc), user=ScriptedUser(sc), listeners=[recorder])
     loop.run_virtual(max_seconds=300)
     recorder.close()
     return load(recorder.path)

@@ -157,7 +157,7 @@ def test_a_human_style_call_times_its_caller_hesitations() -> None:
     followed by the break-off silence; a paper-style call has no hesitations."""
     from controls import Tendencies
     from sessions.agents.scripted import ScriptedAgent
-    from sessions.call import CallConfig, CallLoop, ScriptedUser
+    from sessions.call import CallConfig, ScriptedUser, simulated_call
     from sessions.log.models import UserTurn
     from sessions.scenarios import load_scenario
 
@@ -170,7 +170,7 @@ def test_a_human_style_call_times_its_caller_hesitations() -> None:
     scenario = shipped.model_copy(update={"user": shipped.user.model_copy(update={"turns": turns})})
     events: list[object] = []
     config = CallConfig(scenario, Tendencies(1.0, 0.0, 0.0), profile=HUMAN_PROFILE)
-    loop = CallLoop(
+    loop = simulated_call(
         config, ScriptedAgent(scenario), user=ScriptedUser(scenario), listeners=[events.append]
     )
     assert loop.voice.caller_hesitations
@@ -184,5 +184,7 @@ def test_a_human_style_call_times_its_caller_hesitations() -> None:
     ]
     assert len(gaps) == sum(broken_off(inject_human(t, 1.0).rendered) for t in turns)
     assert all(g == pytest.approx(BREAK_OFF_S, abs=1e-3) for g in gaps), gaps
-    paper = CallLoop(CallConfig(scenario), ScriptedAgent(scenario), user=ScriptedUser(scenario))
+    paper = simulated_call(
+        CallConfig(scenario), ScriptedAgent(scenario), user=ScriptedUser(scenario)
+    )
     assert not paper.voice.caller_hesitations

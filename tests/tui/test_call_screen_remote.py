@@ -21,7 +21,7 @@ from cutin_tui.call_view import AgentEntry
 from cutin_tui.screens.call import LINE_TOASTS
 from cutin_tui.widgets import DecisionLine, LineStatus, TranscriptView
 from sessions.call.config import CallConfig
-from sessions.call.remote_setup import RemoteSpec, build_remote_loop
+from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.call.users import ScriptedUser
 from sessions.lines.base import LineNotice, NoticeKind
 from sessions.scenarios import load_scenario
@@ -83,7 +83,7 @@ def _remote_app(
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=3)
     spec = RemoteSpec(agent="twilio:ws://127.0.0.1:8765/", cache_dir=tmp_path / "cache")
     line.open()
-    loop = build_remote_loop(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
+    loop = build_line_call(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
     driver = VirtualDriver(loop, scenario, recorder=None)
     return CutinApp(call=driver), driver
 
@@ -194,7 +194,7 @@ async def test_a_recorded_black_box_call_replays_with_its_stop_and_its_audio(
     from replay.load import load_log
     from replay.model import Trial
     from sessions.call import Recorder
-    from sessions.call.recording import CallRecording, recording_path
+    from sessions.call.voice.recording import CallRecording, recording_path
     from sessions.speech import SAMPLE_RATE
     from tests.remote.helpers import read_two_channels
 
@@ -203,11 +203,11 @@ async def test_a_recorded_black_box_call_replays_with_its_stop_and_its_audio(
     spec = RemoteSpec(agent="twilio:ws://127.0.0.1:8765/", cache_dir=tmp_path / "cache")
     line = _TwilioLikeLine(SimAgent(yields=True))
     line.open()
-    loop = build_remote_loop(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
+    loop = build_line_call(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
     recorder = Recorder.create(
         tmp_path / "logs", config, spec.agent_info("sim"), speech=spec.speech_info()
     )
-    loop.recording = CallRecording(recording_path(recorder.path))
+    loop.far.recording = CallRecording(recording_path(recorder.path))
     driver = VirtualDriver(loop, scenario, recorder)
     driver.advance(7.0)
     driver.stop()

@@ -11,7 +11,7 @@ from cutin_tui.explain import check_words, outcome_words
 from cutin_tui.live_counts import count_events
 from cutin_tui.timeline_layout import CELL_S, layout, runs, window_start
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, CallLoop, InterruptNow, ScriptedUser
+from sessions.call import CallConfig, InterruptNow, ScriptedUser, simulated_call
 from sessions.log.models import (
     Backchannel,
     EndEvent,
@@ -26,7 +26,7 @@ from sessions.scenarios import load_scenario
 def _call(beta: float, gamma: float, seed: int = 1, *, cut_at: float | None = 3.0) -> list[Event]:
     scenario = load_scenario("retail-order-change")
     events: list[Event] = []
-    loop = CallLoop(
+    loop = simulated_call(
         CallConfig(scenario, Tendencies(0.5, beta, gamma), seed=seed),
         ScriptedAgent(scenario),
         user=ScriptedUser(scenario),

@@ -14,10 +14,10 @@ import numpy.typing as npt
 
 from controls import Tendencies
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, CallLoop, ScriptedUser
-from sessions.call.audio_voice import AudioVoice
-from sessions.call.recording import CallRecording
-from sessions.call.voice_setup import VoiceSpec, build_audio_voice
+from sessions.call import CallConfig, ScriptedUser, SimulatedCall, simulated_call
+from sessions.call.voice.audio_voice import AudioVoice
+from sessions.call.voice.recording import CallRecording
+from sessions.call.voice.voice_setup import VoiceSpec, build_audio_voice
 from sessions.log.models import Event
 from sessions.scenarios import Scenario, load_scenario
 from sessions.scenarios.store import parse_scenario
@@ -59,7 +59,7 @@ def make_scenario(*agent_turns: str, **kwargs: Any) -> Scenario:
 
 @dataclass
 class VoiceCall:
-    loop: CallLoop
+    loop: SimulatedCall
     voice: AudioVoice
     events: list[Event]
     wav: Path
@@ -98,7 +98,9 @@ def run_voice_call(
     voice.record_to(CallRecording(wav))
     events: list[Event] = []
     user = ScriptedUser(sc, barge_in_with_next_line=True) if headless_user else None
-    loop = CallLoop(config, ScriptedAgent(sc), user=user, listeners=[events.append], voice=voice)
+    loop = simulated_call(
+        config, ScriptedAgent(sc), user=user, listeners=[events.append], voice=voice
+    )
     for at, command in schedule or []:
         loop.schedule(at, command)  # type: ignore[arg-type]
     try:

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sessions.call.recording import CallRecording, recording_path
-from sessions.call.speech_text import clause_pieces, pieces_to_espeak_ssml, split_sentences
 from sessions.call.timeline import AGENT, CALLER, CallTimeline
+from sessions.call.voice.recording import CallRecording, recording_path
+from sessions.call.voice.speech_text import clause_pieces, pieces_to_espeak_ssml, split_sentences
 from sessions.speech.timing import Pause
 from tests.voice_call.helpers import read_two_channels
 
@@ -88,7 +88,7 @@ def test_a_killed_call_leaves_a_valid_wav(tmp_path: Path, child_env: dict[str, s
     path = tmp_path / "killed.wav"
     script = (
         "import sys, time, numpy as np\n"
-        "from sessions.call.recording import CallRecording\n"
+        "from sessions.call.voice.recording import CallRecording\n"
         "rec = CallRecording(__import__('pathlib').Path(sys.argv[1]))\n"
         "for _ in range(3):\n"
         "    rec.push(np.full(4000, 0.25, np.float32), np.zeros(4000, np.float32))\n"
@@ -170,7 +170,7 @@ def test_espeak_gets_short_breaks_at_commas_and_pauses_for_pause_tokens() -> Non
 
 
 def test_lost_stream_time_is_told_from_a_late_burst() -> None:
-    from sessions.call.audio_out import LatenessWatch
+    from sessions.call.voice.audio_out import LatenessWatch
 
     block = 0.032
     watch = LatenessWatch(window_s=0.5, threshold_s=0.03)

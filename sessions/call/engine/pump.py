@@ -1,9 +1,8 @@
-"""What both call loops share: the tester's command queue, listeners and the dials.
+"""The engine's plumbing: the tester's command queue, listeners, the dials, and the two
+ways of running frames (the virtual clock, or a real one followed from a thread).
 
-:class:`~sessions.call.loop.CallLoop` (cutin speaks the agent) and
-:class:`~sessions.call.remote_loop.RemoteCallLoop` (a black-box agent on a line) take
-the same commands and report to the same listeners; each applies a command in its
-own ``_apply``.
+:class:`~sessions.call.engine.engine.CallEngine` builds the call on it; this part knows
+nothing of agents or lines.
 """
 
 from __future__ import annotations
@@ -15,10 +14,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from controls.tendencies import Tendencies
-from sessions.call.commands import CallerUtterance, Command, SetAutos, SetTendencies
+from sessions.call.commands import Command, SetAutos, SetTendencies
 from sessions.call.config import CallConfig
 from sessions.clock import Clock
-from sessions.log.models import DialsChanged, Event, TendencyValues, UserTurn, WordTiming
+from sessions.log.models import DialsChanged, Event, TendencyValues
 
 if TYPE_CHECKING:
     from controls.turn_taking import RuleParams
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 Listener = Callable[[Event], None]
 
 
-class LoopCommands:
+class FramePump:
     """Commands in (thread-safe ``submit``; ``schedule`` on the virtual clock), events out,
     and the two ways of running frames: the virtual clock or a real one."""
 
@@ -40,7 +39,7 @@ class LoopCommands:
     virtual: bool
     adapter: RuleAdapter | None = None
     """``--adapt``: the rule's thresholds follow the agent's rhythm (None: never asked for)."""
-    TICK_S = 0.008
+    tick_s: float = 0.008
     """How long the real-time runner sleeps between looks at the clock."""
 
     @property
@@ -86,7 +85,7 @@ class LoopCommands:
                     self._frame_lag(now - self.t)
                     self.step()
                     now = clock.now()
-                time.sleep(self.TICK_S)
+                time.sleep(self.tick_s)
         except BaseException as exc:
             self._crash(exc)
             raise
@@ -184,20 +183,3 @@ class LoopCommands:
             d.beta if self.auto_interrupt else 0.0,
             d.gamma if self.auto_backchannel else 0.0,
         )
-
-
-def mic_user_turn(
-    command: CallerUtterance, index: int, text: str, start: float, end: float
-) -> UserTurn:
-    """The log's caller turn for what the tester said into the microphone (no α: their
-    own words are what they said)."""
-    return UserTurn(
-        t=round(start, 6),
-        turn=index,
-        source="mic",
-        original=text,
-        rendered=text,
-        alpha=0.0,
-        end_t=round(end, 4),
-        words=[WordTiming(word=w, start=round(a, 4), end=round(b, 4)) for w, a, b in command.words],
-    )

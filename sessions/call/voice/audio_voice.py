@@ -17,7 +17,7 @@ are placed on the caller channel at once.
 
 On the virtual clock everything is synchronous and deterministic (tests,
 ``cutin simulate --speech espeak``). In real time the agent's synthesis runs on a
-worker thread, a :class:`~sessions.call.audio_out.TimelinePlayer` plays the
+worker thread, a :class:`~sessions.call.voice.audio_out.TimelinePlayer` plays the
 timeline, and a stop cuts the agent's clips where the device has got to.
 """
 
@@ -32,13 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from sessions.call.audio_out import LeadClock, TimelinePlayer
 from sessions.call.commands import Command
-from sessions.call.mic import MicInput
-from sessions.call.recording import CallRecording
-from sessions.call.speech_text import clause_pieces, pieces_to_espeak_ssml, split_sentences
+from sessions.call.near_end.mic import MicInput
 from sessions.call.timeline import AGENT, CALLER, CallTimeline, Clip, to_sample
-from sessions.call.voice import Speaker
+from sessions.call.voice.audio_out import LeadClock, TimelinePlayer
+from sessions.call.voice.recording import CallRecording
+from sessions.call.voice.speech_text import clause_pieces, pieces_to_espeak_ssml, split_sentences
+from sessions.call.voice.voice import Speaker
 from sessions.clock import Clock
 from sessions.speech import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE
 from sessions.speech.backchannel_cache import BackchannelCache, trim_silence

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sessions.call.voice import TextVoice, Voice
+from sessions.call.voice.voice import TextVoice, Voice
 from sessions.log.models import SpeechInfo
 from sessions.speech_clock import SpeakingStyle
 
 if TYPE_CHECKING:
-    from sessions.call.audio_voice import AudioVoice
+    from sessions.call.voice.audio_voice import AudioVoice
     from sessions.speech.tts import Tts
 
 SPEECH_CHOICES = ("text", "espeak", "openai")
@@ -130,10 +130,10 @@ def build_voice(spec: VoiceSpec, *, style: SpeakingStyle, realtime: bool) -> Voi
 
 def build_audio_voice(spec: VoiceSpec, *, realtime: bool) -> AudioVoice:
     """Synthesis, VAD, backchannel cache and -- in real time -- the devices."""
-    from sessions.call.audio_out import TimelinePlayer
-    from sessions.call.audio_voice import AudioVoice
-    from sessions.call.mic import MicInput
+    from sessions.call.near_end.mic import MicInput
     from sessions.call.timeline import CallTimeline
+    from sessions.call.voice.audio_out import TimelinePlayer
+    from sessions.call.voice.audio_voice import AudioVoice
     from sessions.settings import Settings
     from sessions.speech.backchannel_cache import BackchannelCache
     from sessions.speech.devices import AudioUnavailable

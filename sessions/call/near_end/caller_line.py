@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from sessions.call.yield_watch import first_sound_offset
+from sessions.call.far_ends.yield_watch import first_sound_offset
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.tts import Speech
 

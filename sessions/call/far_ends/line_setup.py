@@ -12,15 +12,23 @@ and benches call it directly with a line of their own.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessions.call.agent_ears import AgentEars, Audio
-from sessions.call.caller_line import Synthesizer
+from sessions.call.adapt import RuleAdapter
 from sessions.call.config import CallConfig
-from sessions.call.recording import CallRecording
-from sessions.call.remote_loop import RemoteCallLoop, RemoteConfig
+from sessions.call.engine.engine import CallEngine
+from sessions.call.engine.pump import Listener
+from sessions.call.far_ends.agent_ears import AgentEars, Audio
+from sessions.call.far_ends.line import LineFarEnd
+from sessions.call.far_ends.line_parts import RemoteConfig
+from sessions.call.far_ends.line_yields import Backchannels
+from sessions.call.near_end.caller import InterruptionText
+from sessions.call.near_end.caller_line import Synthesizer
+from sessions.call.policy import TurnTakingPolicy
 from sessions.call.users import UserProvider
+from sessions.call.voice.recording import CallRecording
 from sessions.lines.base import Line
 from sessions.lines.factory import LineSpec, open_line, parse_line_agent
 from sessions.log.models import AgentInfo, SpeechInfo
@@ -67,6 +75,9 @@ class RemoteSpec:
         )
 
 
+LineCall = CallEngine[LineFarEnd]
+
+
 @dataclass
 class RemoteParts:
     """The local parts of a remote call, loaded (and checked) before dialling."""
@@ -100,7 +111,48 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     return RemoteParts(synth, tokens, ears)
 
 
-def build_remote_loop(
+def line_call(
+    config: CallConfig,
+    line: Line,
+    ears: AgentEars,
+    synthesizer: Synthesizer,
+    backchannels: Backchannels,
+    *,
+    remote: RemoteConfig | None = None,
+    user: UserProvider | None = None,
+    listeners: Iterable[Listener] = (),
+    policy: TurnTakingPolicy | None = None,
+    shadow: TurnTakingPolicy | None = None,
+    interruption_text: InterruptionText | None = None,
+    recording: CallRecording | None = None,
+    virtual: bool = False,
+    user_source: str = "scenario",
+    adapter: RuleAdapter | None = None,
+) -> LineCall:
+    """A call to a black-box agent on ``line``, heard through ``ears``."""
+    far = LineFarEnd(
+        line,
+        ears,
+        synthesizer,
+        backchannels,
+        remote=remote,
+        recording=recording,
+        user_source=user_source,
+    )
+    return CallEngine(
+        config,
+        far,
+        user=user,
+        listeners=listeners,
+        policy=policy,
+        shadow=shadow,
+        interruption_text=interruption_text,
+        virtual=virtual,
+        adapter=adapter,
+    )
+
+
+def build_line_call(
     spec: RemoteSpec,
     config: CallConfig,
     *,
@@ -110,7 +162,7 @@ def build_remote_loop(
     virtual: bool = False,
     remote: RemoteConfig | None = None,
     user_source: str = "scenario",
-) -> RemoteCallLoop:
+) -> LineCall:
     """Load the parts, dial the agent (unless ``line`` is given, open) and make the loop."""
     parts = load_parts(spec, config, virtual=virtual)
     if line is None:
@@ -131,7 +183,7 @@ def build_remote_loop(
         def backchannel(token: str) -> Audio:
             return tokens[token]
 
-        loop = RemoteCallLoop(
+        loop = line_call(
             config,
             line,
             parts.ears,
@@ -144,7 +196,7 @@ def build_remote_loop(
             user_source=user_source,
         )
         # Barge-in openers are synthesized now, so an interruption goes out at once.
-        parts.synthesizer.prepare(loop.interruption_openers())
+        parts.synthesizer.prepare(loop.caller.interruption_openers())
     except BaseException:
         with contextlib.suppress(Exception):
             line.close()
@@ -155,7 +207,7 @@ def build_remote_loop(
 
 
 def attach_microphone(
-    loop: RemoteCallLoop,
+    loop: LineCall,
     *,
     device: int | str | None = None,
     push_to_talk: bool = False,
@@ -166,11 +218,11 @@ def attach_microphone(
 
     Opens the input device now (:class:`~sessions.speech.devices.AudioUnavailable`); it
     starts feeding when the call starts. Use headphones: there is no echo cancellation."""
-    from sessions.call.mic import MicInput
+    from sessions.call.near_end.mic import MicInput
     from sessions.lines.base import PlayoutBuffer
     from sessions.speech.vad import load_vad
 
-    transcriber = loop.ears.transcriber
+    transcriber = loop.far.ears.transcriber
     if transcriber is None:
         raise ValueError("the microphone needs speech-to-text")
     fifo = PlayoutBuffer(max_seconds=5.0)
@@ -182,5 +234,5 @@ def attach_microphone(
         tap=fifo.push,
     )
     mic.open()
-    loop.mic_audio = fifo
-    loop.mic = mic
+    loop.far.mic_audio = fifo
+    loop.far.mic = mic

@@ -7,7 +7,7 @@ implement it:
 
 - :class:`TextVoice` (here): the text clock of :mod:`sessions.speech_clock`, words
   timed at a speaking rate, probability 1.0 inside a word and 0.0 between words;
-- :class:`sessions.call.audio_voice.AudioVoice`: synthesized audio, word times from
+- :class:`sessions.call.voice.audio_voice.AudioVoice`: synthesized audio, word times from
   the TTS estimates, probabilities from Silero VAD on that very audio.
 """
 
@@ -15,11 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from sessions.call.commands import Command
 from sessions.clock import Clock, RealClock
 from sessions.speech_clock import SpeakingStyle, SpeechTrack, TimedWord
+
+if TYPE_CHECKING:
+    from sessions.call.near_end.mic import MicInput
+    from sessions.call.voice.recording import CallRecording
 
 Speaker = Literal["agent", "caller"]
 
@@ -82,6 +86,14 @@ class Voice(Protocol):
     caller_hesitations: bool
     """The caller's break-offs, pause tokens and fillers get human timing (the human
     disfluency style; the call loop sets it from its profile)."""
+
+    @property
+    def recording(self) -> CallRecording | None:
+        """Where the call's audio is written (None: not recorded, or no audio)."""
+
+    @property
+    def mic(self) -> MicInput | None:
+        """The tester's microphone (None: they type)."""
 
     def track(self, speaker: Speaker, index: int, seed: int) -> VoiceTrack:
         """A new, empty track for turn ``index`` of ``speaker``."""
@@ -166,6 +178,8 @@ class TextVoice:
         self.style = style
         self.agent_style = agent_style
         self.caller_hesitations = False
+        self.recording: CallRecording | None = None
+        self.mic: MicInput | None = None
 
     def track(self, speaker: Speaker, index: int, seed: int) -> TextTrack:
         if speaker == "agent" and self.agent_style is not None:

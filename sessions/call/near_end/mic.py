@@ -14,7 +14,7 @@ Threads, none of them the audio callback's (which only queues blocks):
 Blocks are timed by counting samples from the first one; if the input loses samples
 (an overrun under load), every block of a window arrives late, and the missing
 stretch is filled with silence so later speech keeps its call time
-(:class:`~sessions.call.audio_out.LatenessWatch`).
+(:class:`~sessions.call.voice.audio_out.LatenessWatch`).
 
 Speakers feed the agent back into an open microphone; use headphones (there is no
 echo cancellation), or every agent sentence reads as the tester barging in.
@@ -30,9 +30,9 @@ import numpy as np
 import numpy.typing as npt
 
 from controls import PauseEventKind
-from sessions.call.audio_out import LatenessWatch, LeadClock
 from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command
 from sessions.call.timeline import CALLER, CallTimeline, to_sample
+from sessions.call.voice.audio_out import LatenessWatch, LeadClock
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.audio import RecordedBlock, Recorder
 from sessions.speech.devices import AudioUnavailable

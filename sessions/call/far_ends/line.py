@@ -1,0 +1,403 @@
+"""The line far end: a black-box agent on a :class:`~sessions.lines.base.Line`.
+
+cutin does not own the agent's speech: its audio arrives from the line and it decides
+for itself when to stop. Per 32 ms frame: the line's notices become log events; the
+agent's audio for the frame is taken and the caller's
+(:class:`~sessions.call.near_end.caller_line.CallerChannel`) sent; both are recorded;
+Silero VAD on the agent's audio gives the engine its speech probability (the agent's
+ears, :mod:`.agent_ears`); a speech start opens an agent turn, a turn end closes it with
+its transcript. An interruption makes the *caller start speaking* over the agent and a
+backchannel plays a token; a :class:`~.yield_watch.YieldWatch` then measures whether and
+how fast the agent stopped (``agent_yield`` events, :mod:`.line_yields`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from controls.pauses import PauseEvent
+from sessions.agents.base import Message
+from sessions.call.adapt import line_turn_seen
+from sessions.call.commands import Command
+from sessions.call.engine.far_end import AgentTurn, Heard
+from sessions.call.far_ends.agent_ears import AgentEars
+from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
+from sessions.call.far_ends.line_yields import Backchannels, YieldWatching
+from sessions.call.near_end.caller_line import Synthesizer
+from sessions.call.voice.recording import CallRecording
+from sessions.clock import Clock
+from sessions.lines.base import Line, LineNotice, NoticeKind
+from sessions.log.models import (
+    AgentTurnEnd,
+    AgentTurnStart,
+    AgentWords,
+    ErrorEvent,
+    LineEvent,
+    SpeechStart,
+    WordTiming,
+)
+from sessions.speech import FRAME_SAMPLES
+from sessions.speech.words import TimedWord
+
+if TYPE_CHECKING:
+    from sessions.call.engine.engine import CallEngine
+    from sessions.call.near_end.mic import MicInput
+
+
+@dataclass
+class _Closing:
+    """An agent turn that has ended, waiting for its final transcript."""
+
+    turn: LineTurn
+    t: float
+    end_t: float
+    speech_s: float
+    words: Future[list[TimedWord]]
+
+
+class LineFarEnd(YieldWatching):
+    """A black-box agent heard through a line (see the module)."""
+
+    tick_s = 0.004
+
+    def __init__(
+        self,
+        line: Line,
+        ears: AgentEars,
+        synthesizer: Synthesizer,
+        backchannels: Backchannels,
+        *,
+        remote: RemoteConfig | None = None,
+        recording: CallRecording | None = None,
+        user_source: str = "scenario",
+    ) -> None:
+        super().__init__(synthesizer, backchannels, remote or RemoteConfig(), user_source)
+        self._line = line
+        self.ears = ears
+        self.recording = recording
+        self._closing: list[_Closing] = []
+        self._agent_turns = 0
+        self._heard_agent = False
+        self._warned_silent = False
+        self._lead = np.zeros(0, dtype=np.float32)
+        self._audio = np.zeros(0, dtype=np.float32)
+        """The agent's audio of the frame in progress."""
+        self._caller_was_active = False
+
+    def bind(self, engine: CallEngine[Any]) -> None:
+        self.e = engine
+        self.voice = LineVoice(self, engine)
+
+    @property
+    def line(self) -> Line:
+        return self._line
+
+    @property
+    def turn(self) -> LineTurn | None:
+        return self._turn
+
+    @property
+    def turn_index(self) -> int | None:
+        return self._turn.index if self._turn is not None else None
+
+    def heard(self, t: float) -> Heard:
+        words, estimated = self.ears.heard_by(t)
+        return Heard(
+            len(words) + estimated,
+            " ".join(w.word for w in words),
+            {"words_transcribed": len(words), "words_estimated": estimated},
+        )
+
+    # ---- the frame ----------------------------------------------------------------------
+
+    def begin(self, t: float) -> None:
+        self._line_notices(t)
+        if not self.e.ended:
+            self._start_ready_speech(t)
+
+    def frame(self, t: float, t1: float) -> float:
+        agent = self._line.take(FRAME_SAMPLES)
+        self._audio = agent
+        self._caller_was_active = self.caller_active
+        caller, finished = self.caller.take(FRAME_SAMPLES)
+        if self.mic_audio is not None:
+            caller = np.clip(caller + self.mic_audio.take(FRAME_SAMPLES), -1.0, 1.0)
+        self.caller_tape.append(caller)
+        self._line.send(caller)
+        if self.recording is not None:
+            self.recording.push(agent, caller)
+        if self.monitor is not None:
+            self.monitor.push(agent, caller)
+        self.tape.append(agent)
+        self._mic_onset(t1)
+        for utt in finished:
+            self._caller_finished(utt, t1)
+        if not self._heard_agent and np.abs(agent).max(initial=0.0) > 0:
+            self._heard_agent = True
+        return self.ears.prob(agent)
+
+    def heard_frame(self, t: float, t1: float, speaking: bool) -> None:
+        agent, frame_s = self._audio, self.e.config.frame_s
+        turn = self._turn
+        if turn is not None:
+            self.ears.push(agent, speaking=speaking, frame_s=frame_s)
+            if self.ears.word_count() > turn.words_reported:  # a segment came back
+                self._report_words(turn, self.ears.words())
+            if speaking and self._caller_was_active:
+                turn.talk_over_s += frame_s
+        elif not speaking:
+            self._lead = np.concatenate([self._lead, agent])[-FRAME_SAMPLES * 4 :]
+
+    def after_pauses(self, t: float, t1: float) -> None:
+        self._watch_frame(
+            t, t1, speaking=self.e.detector.in_speech, caller_active=self._caller_was_active
+        )
+        if self._closing:
+            self._flush_closing()
+
+    def caller_frame(self, t: float, t1: float) -> None:
+        self._caller_frame(t1)
+        self._silence_watchdog(t1)
+
+    # ---- the line -----------------------------------------------------------------------
+
+    def _notice_t(self, notice: LineNotice, t: float) -> float:
+        if self.e.virtual:
+            return t
+        return round(min(t, max(0.0, notice.mono - self.e.monotonic_at(0.0))), 6)
+
+    def _line_notices(self, t: float) -> None:
+        e = self.e
+        for notice in self._line.notices():
+            at = self._notice_t(notice, t)
+            e.emit(LineEvent(t=at, kind=str(notice.kind), detail=notice.detail, data=notice.data))
+            if notice.kind is NoticeKind.CLEAR:
+                self._cleared(at)
+            elif notice.kind is NoticeKind.ERROR:
+                e.emit(ErrorEvent(t=at, where="line", message=notice.detail))
+            elif notice.kind is NoticeKind.FAILED:
+                e.emit(ErrorEvent(t=at, where="line", message=notice.detail))
+                e.end("line_failed")
+                return
+            elif notice.kind is NoticeKind.CLOSED:
+                e.end("agent_hangup" if notice.data.get("by") == "agent" else "hangup")
+                return
+
+    def _silence_watchdog(self, t: float) -> None:
+        if self._heard_agent or self._warned_silent or t < self.remote.silent_agent_s:
+            return
+        self._warned_silent = True
+        self.e.emit(
+            ErrorEvent(
+                t=round(t, 6),
+                where="line",
+                message=(
+                    f"the agent has sent no audio in {self.remote.silent_agent_s:.0f} s "
+                    f"({self._line.target}); is it the right URL, and does it speak?"
+                ),
+            )
+        )
+
+    # ---- the agent's turns --------------------------------------------------------------
+
+    def speech_start(self, ev: PauseEvent) -> None:
+        if self._turn is not None:
+            return
+        agent = self._audio
+        found = self.tape.first_sound(ev.t - 0.25, ev.t + self.e.config.frame_s)
+        onset = round(found if found is not None else ev.t, 6)
+        latency = None
+        if self._last_caller_end is not None and not self.caller.active:
+            latency = round(max(0.0, onset - self._last_caller_end), 4)
+        index = self._agent_turns
+        self._agent_turns += 1
+        self._answered_at = self._last_caller_end
+        self._turn = LineTurn(index=index, onset=onset, response_latency_s=latency)
+        self.ears.start_turn(ev.t, np.concatenate([self._lead, agent]) if self._lead.size else None)
+        self._lead = np.zeros(0, dtype=np.float32)
+        self.e.emit(SpeechStart(t=ev.t, speaker="agent", turn=index))
+        self.e.emit(AgentTurnStart(t=onset, turn=index, response_latency_s=latency))
+
+    def short_pause(self, ev: PauseEvent) -> None:
+        if self._turn is not None:
+            assert ev.silence_start is not None
+            self._turn.pauses.append((ev.t, ev.silence_start))
+
+    def before_decision(self, ev: PauseEvent) -> None:
+        # The segment that just ended goes to STT (inline on the virtual clock).
+        self.ears.segment(ev.silence_start if ev.silence_start is not None else ev.t)
+
+    def turn_end(self, ev: PauseEvent) -> None:
+        turn = self._turn
+        if turn is None:
+            return
+        assert ev.silence_start is not None
+        t, silence_start = ev.t, ev.silence_start
+        # Watches still waiting on this silence are decided by it (it is a turn end).
+        self._watch_frame(t, t, speaking=False, caller_active=self.caller.active)
+        end = self.tape.last_sound(silence_start - 0.3, silence_start + 0.064)
+        self._close(turn, t, end if end is not None else silence_start)
+        if self.e.user is not None and not self.e.caller.queued and not self._pending:
+            self._caller_due = t + self.e.config.scenario.user.response_latency_s
+        self._flush_closing()
+
+    def _close(self, turn: LineTurn, t: float, end_t: float) -> None:
+        speech_s = round(self.ears.turn_speech_s, 4)
+        words = self.ears.close_turn()
+        self._closing.append(_Closing(turn, round(t, 6), round(end_t, 6), speech_s, words))
+        self._turn = None
+
+    def _report_words(self, turn: AgentTurn, words: list[TimedWord]) -> None:
+        new = words[turn.words_reported :]
+        if not new:
+            return
+        self.e.emit(
+            AgentWords(
+                t=round(new[-1].end, 4),
+                turn=turn.index,
+                first_index=turn.words_reported,
+                words=[
+                    WordTiming(word=w.word, start=round(w.start, 4), end=round(w.end, 4))
+                    for w in new
+                ],
+            )
+        )
+        turn.words_reported += len(new)
+
+    def _flush_closing(self, *, wait: bool = False) -> None:
+        """Log the turns whose final transcript is ready (all of them with ``wait``)."""
+        e = self.e
+        while self._closing and (wait or self._closing[0].words.done()):
+            c = self._closing.pop(0)
+            try:
+                words = c.words.result()
+            except Exception as exc:
+                e.emit(ErrorEvent(t=c.t, where="stt", message=str(exc)))
+                words = []
+            for err in self.ears.errors:
+                e.emit(ErrorEvent(t=c.t, where="stt", message=err))
+            self.ears.errors.clear()
+            turn = c.turn
+            self._report_words(turn, words)
+            text = " ".join(w.word for w in words)
+            cut_word = None
+            if turn.cut_t is not None:
+                cut_word = sum(1 for w in words if w.end <= turn.cut_t + 1e-9)
+            e.emit(
+                AgentTurnEnd(
+                    t=c.t,
+                    turn=turn.index,
+                    text=text,
+                    spoken=text,
+                    interrupted=turn.interrupted,
+                    cut_t=turn.cut_t,
+                    cut_word=cut_word,
+                    stop_t=turn.stop_t,
+                    talk_over_s=round(turn.talk_over_s, 4),
+                    speech_s=c.speech_s,
+                    end_t=c.end_t,
+                )
+            )
+            if text:
+                e.history.append(Message("assistant", text, truncated=turn.interrupted))
+            self._observe_turn(turn, words, c)
+
+    def _observe_turn(self, turn: LineTurn, words: list[TimedWord], closing: _Closing) -> None:
+        """An ended turn's rhythm for ``--adapt``, as the line gave it (recalibrates)."""
+        e = self.e
+        adapter = e.adapter
+        if adapter is None:
+            return
+        assert turn.onset is not None
+        seen = line_turn_seen(
+            turn.index,
+            turn.onset,
+            [(w.word, w.end) for w in words],
+            turn.pauses,
+            cut_t=turn.cut_t,
+            end_t=closing.end_t,
+            pause_s=e.config.short_pause_s,
+        )
+        if adapter.observe(seen):
+            e.emit(adapter.recalibrate(e._effective_tendencies(), closing.t, "turn"))
+
+    # ---- ending -------------------------------------------------------------------------
+
+    def hang_up(self, t: float) -> None:
+        e = self.e
+        turn = self._turn
+        if turn is not None:
+            # Hung up mid-turn: the turn ends here (not cut by the caller unless it was).
+            self._watch_frame(t, t, speaking=True, caller_active=False)
+            self._close(turn, t, t)
+        self._flush_closing(wait=True)
+        # Hang up first, so the line's last word (closed by cutin) is in the log too.
+        with contextlib.suppress(Exception):
+            self._line.close()
+        with contextlib.suppress(Exception):
+            for notice in self._line.notices():
+                e.emit(
+                    LineEvent(
+                        t=round(t, 6), kind=str(notice.kind), detail=notice.detail, data=notice.data
+                    )
+                )
+
+    def abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self._line.close()
+
+    def close(self) -> None:
+        """Release the line and every local part (the voice's close)."""
+        with contextlib.suppress(Exception):
+            self._line.close()
+        self.ears.close()
+        self.synth.close()
+        self.e.caller.close()
+        if self.recording is not None:
+            self.recording.close()
+        if self.monitor is not None:
+            with contextlib.suppress(Exception):
+                self.monitor.close()
+        if self.mic is not None:
+            with contextlib.suppress(Exception):
+                self.mic.close()
+
+
+class LineVoice:
+    """What the driver expects of a call's voice: a clock, a recording, closing."""
+
+    name = "line"
+
+    def __init__(self, far: LineFarEnd, engine: CallEngine[Any]) -> None:
+        self._far = far
+        self._engine = engine
+
+    @property
+    def recording(self) -> CallRecording | None:
+        return self._far.recording
+
+    @property
+    def mic(self) -> MicInput | None:
+        return self._far.mic
+
+    @property
+    def realtime(self) -> bool:
+        return not self._engine.virtual
+
+    def start(self, submit: Callable[[Command], None]) -> Clock:
+        from sessions.call.voice.audio_out import LeadClock
+
+        clock = LeadClock(time.monotonic(), 0.0)
+        if self._far.mic is not None:
+            self._far.mic.start(clock, submit)
+        return clock
+
+    def close(self) -> None:
+        self._far.close()

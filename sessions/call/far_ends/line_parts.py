@@ -1,0 +1,39 @@
+"""The pieces of a line call its parts share: its settings and its agent turn."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sessions.call.engine.far_end import AgentTurn
+from sessions.call.far_ends.yield_watch import (
+    BACKCHANNEL_WINDOW_S,
+    INTERRUPTION_WINDOW_S,
+    YieldWatch,
+)
+
+
+@dataclass
+class RemoteConfig:
+    """What shapes a call to a black-box agent beyond :class:`CallConfig`."""
+
+    interruption_window_s: float = INTERRUPTION_WINDOW_S
+    backchannel_window_s: float = BACKCHANNEL_WINDOW_S
+    silent_agent_s: float = 15.0
+    """Say so (once) when the agent has sent no audio for this long since the call began."""
+    caller_first_s: float = 4.0
+    """A headless caller speaks first if the agent has not spoken by then."""
+    user_hangup_s: float = 3.0
+    """A headless caller with nothing left to say hangs up this long after the agent's turn."""
+    caller_patience_s: float = 10.0
+    """A headless caller whose turn the agent has not answered by then goes on (the wait is
+    logged as a ``line`` event of kind ``no_response``)."""
+
+
+@dataclass
+class LineTurn(AgentTurn):
+    response_latency_s: float | None = None
+    stop_t: float | None = None
+    talk_over_s: float = 0.0
+    watches: list[YieldWatch] = field(default_factory=list)
+    pauses: list[tuple[float, float]] = field(default_factory=list)
+    """Each short pause the VAD reported: (when it was reported, when its silence began)."""

@@ -1,0 +1,437 @@
+"""The simulated far end: an :class:`~sessions.agents.base.Agent` that streams text, spoken
+by cutin with the call's :class:`~sessions.call.voice.voice.Voice` (the text clock, or
+synthesized audio). cutin owns the agent's speech, so an interruption truncates it: the
+words that had finished playing are spoken, the rest unspoken, and the agent's history
+keeps only the spoken part, marked ``truncated``.
+
+The caller's speech is placed on a voice track too (:mod:`.simulated_caller`); the
+tester's microphone arrives as :class:`CallerSpeechStart` (the floor is taken, an agent
+that is speaking is cut there) and :class:`CallerUtterance` (the words, once STT has them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from controls.pauses import PauseEvent
+from controls.turn_taking import Action
+from sessions.agents.base import Agent, Message, ReplyStream
+from sessions.call.adapt import words_seen
+from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command, SubmitText
+from sessions.call.engine.far_end import AgentTurn, Heard
+from sessions.call.far_ends.simulated_caller import CallState, SimulatedCaller
+from sessions.call.policy import PolicyDecision
+from sessions.call.voice.voice import Voice, VoiceTrack
+from sessions.log.models import (
+    AgentTurnEnd,
+    AgentTurnStart,
+    AgentWords,
+    Backchannel,
+    ErrorEvent,
+    Interruption,
+    SpeechStart,
+    WordTiming,
+)
+from sessions.speech_clock import TimedWord
+
+if TYPE_CHECKING:
+    from sessions.call.engine.engine import CallEngine
+    from sessions.lines.base import Line
+
+
+@dataclass
+class SimulatedTurn(AgentTurn):
+    stream: ReplyStream | None = None
+    track: VoiceTrack | None = None
+    started: bool = False
+    full_text: str = ""
+
+    @property
+    def voice_track(self) -> VoiceTrack:
+        assert self.track is not None
+        return self.track
+
+    def heard_text(self, t: float) -> tuple[int, str]:
+        track = self.voice_track
+        n = track.heard(t)
+        return n, " ".join(w.word for w in track.words[:n])
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """Where an agent turn was cut: the words spoken by ``cut_t``, audio on until ``stop_t``."""
+
+    cut_t: float
+    stop_t: float
+    cut_word: int
+    spoken: str
+
+    @property
+    def talk_over_s(self) -> float:
+        return round(max(0.0, self.stop_t - self.cut_t), 4)
+
+
+class SimulatedFarEnd(SimulatedCaller):
+    """An agent whose speech cutin makes (see the module)."""
+
+    tick_s = 0.008
+    line: Line | None = None
+
+    def __init__(self, agent: Agent, voice: Voice) -> None:
+        super().__init__()
+        self.agent = agent
+        self._voice = voice
+        self._agent_turns = 0
+        self._agent_done = False
+
+    def bind(self, engine: CallEngine[Any]) -> None:
+        self.e = engine
+        self._voice.caller_hesitations = engine.config.profile.style == "human"
+
+    @property
+    def voice(self) -> Voice:
+        return self._voice
+
+    @property
+    def turn(self) -> SimulatedTurn | None:
+        turn = self._turn
+        if turn is None or self.state is not CallState.AGENT_SPEAKING:
+            return None
+        turn.onset = turn.voice_track.onset  # a voice may place the first word late
+        return turn
+
+    @property
+    def turn_index(self) -> int | None:
+        return self._turn.index if self._turn is not None else None
+
+    def heard(self, t: float) -> Heard:
+        turn = self._turn
+        if turn is None:
+            return Heard(0, "")
+        n, text = turn.heard_text(t)
+        return Heard(n, text)
+
+    # ---- the frame ----------------------------------------------------------------------
+
+    def begin(self, t: float) -> None:
+        self._voice.tick(t)
+
+    def frame(self, t: float, t1: float) -> float:
+        self._agent_frame(t)
+        turn = self._turn
+        if turn is None or self.state is not CallState.AGENT_SPEAKING:
+            return 0.0
+        return turn.voice_track.speech_prob(t, t1)
+
+    def heard_frame(self, t: float, t1: float, speaking: bool) -> None:
+        pass
+
+    def after_pauses(self, t: float, t1: float) -> None:
+        turn = self._turn
+        if (
+            turn is not None
+            and self.state is CallState.AGENT_SPEAKING
+            and not self.e.detector.in_turn
+            and turn.voice_track.finished(t - self.e.config.turn_end_s)
+        ):
+            # Audio the VAD never took for speech (a tone, a silent TTS reply) ends no turn
+            # by itself: the turn is over once it has been played and a turn end has passed.
+            self._finish_agent_turn(t)
+
+    def speech_start(self, ev: PauseEvent) -> None:
+        self.e.emit(SpeechStart(t=ev.t, speaker="agent", turn=self.turn_index))
+
+    def short_pause(self, ev: PauseEvent) -> None:
+        pass
+
+    def before_decision(self, ev: PauseEvent) -> None:
+        pass
+
+    def turn_end(self, ev: PauseEvent) -> None:
+        turn = self._turn
+        if (
+            turn is not None
+            and self.state is CallState.AGENT_SPEAKING
+            and turn.voice_track.finished(ev.t)
+        ):
+            talk_over = None
+            if turn.cut_t is not None and not self.e.config.scenario.agent.yields_when_interrupted:
+                talk_over = round(turn.voice_track.talk_over(turn.cut_t), 4)
+            self._finish_agent_turn(ev.t, talk_over_s=talk_over)
+
+    def ready_to_act(self) -> bool:
+        return True
+
+    def may_interrupt(self) -> bool:
+        return True
+
+    def apply(self, command: Command, t: float) -> None:
+        if isinstance(command, SubmitText):
+            self._submit_text(command, t)
+        elif isinstance(command, CallerSpeechStart):
+            self._caller_speech_start(command.at, t)
+        elif isinstance(command, CallerUtterance):
+            self._caller_utterance(command, t)
+
+    # ---- the agent's turns ----------------------------------------------------------------
+
+    def _request_agent_turn(self, t: float) -> None:
+        e = self.e
+        if self._agent_turns >= e.config.max_agent_turns:
+            e.end("max_agent_turns")
+            return
+        try:
+            stream = self.agent.reply(list(e.history))
+        except Exception as exc:
+            # The call goes on: the caller gets the floor back, as after a silent agent.
+            e.emit(ErrorEvent(t=t, where="agent", message=str(exc) or type(exc).__name__))
+            self.state = CallState.WAIT_USER
+            self._user_due = t + e.config.scenario.user.response_latency_s
+            return
+        if stream is None:
+            self._agent_done = True
+            if e.user is not None:
+                # Headless: a scripted or simulated caller does not talk to silence.
+                e.end("agent_done")
+                return
+            self.state = CallState.WAIT_USER
+            self._user_due = t + e.config.scenario.user.response_latency_s
+            return
+        index = self._agent_turns
+        self._agent_turns += 1
+        track = self._voice.track("agent", index, seed=e.config.seed * 1009 + index)
+        self._turn = SimulatedTurn(index=index, onset=None, stream=stream, track=track)
+        self.state = CallState.AGENT_PENDING
+
+    def _agent_frame(self, t: float) -> None:
+        if self.state is CallState.AGENT_PENDING:
+            if self._mic_open is not None:
+                return  # the tester is speaking: the agent waits for their words
+            if self._turn is None:
+                if t + 1e-9 >= self._agent_due:
+                    self._request_agent_turn(t)
+                if self._turn is None:
+                    return
+            if t + 1e-9 < self._agent_due:
+                return
+        turn = self._turn
+        if turn is None or self.state not in (CallState.AGENT_PENDING, CallState.AGENT_SPEAKING):
+            return
+        track = turn.voice_track
+        if turn.cut_t is not None and turn.interrupted and track.stopped_at is not None:
+            return
+        track.tick(t)
+        self._take_text(turn, t)
+        turn.onset = track.onset
+        if not turn.started and track.words:
+            turn.started = True
+            self.state = CallState.AGENT_SPEAKING
+            self.e.emit(
+                AgentTurnStart(
+                    t=track.words[0].start,
+                    turn=turn.index,
+                    text=turn.full_text if track.stream_done else None,
+                )
+            )
+        if turn.started:
+            self._report_words(turn, t + self.e.config.frame_s)
+        assert turn.stream is not None
+        if turn.stream.done and not track.words and track.finished(t):
+            # An empty reply: nothing to say this turn (nor still being synthesized).
+            self._finish_agent_turn(t)
+
+    def _take_text(self, turn: SimulatedTurn, t: float, *, cut: bool = False) -> None:
+        """Take what the agent has streamed. On the virtual clock an LLM is "infinitely
+        fast": wait for text when the voice has nothing left to say (or, at a cut, for
+        the whole reply, so what was not said is logged as unspoken); in real time, take
+        what has arrived."""
+        stream, track = turn.stream, turn.voice_track
+        assert stream is not None
+        virtual = self.e.virtual
+        while not track.stream_done:
+            must_wait = virtual and (cut or t + 1e-9 >= (track.end if track.words else t))
+            chunks = stream.poll(block=must_wait, timeout=60.0 if must_wait else None)
+            for chunk in chunks:
+                turn.full_text += chunk
+                track.add_text(chunk, t)
+            if stream.done:
+                track.finish(t)
+                if stream.error is not None and not cut:
+                    self.e.emit(ErrorEvent(t=t, where="agent", message=str(stream.error)))
+            if not cut or not virtual or not chunks:
+                return
+
+    def _report_words(self, turn: SimulatedTurn, until: float) -> None:
+        track = turn.voice_track
+        words = track.words
+        n = track.heard(until)
+        if track.stopped_at is not None:
+            n = min(n, track.heard(track.stopped_at))
+        if n > turn.words_reported:
+            new = words[turn.words_reported : n]
+            self.e.emit(
+                AgentWords(
+                    t=new[-1].end,
+                    turn=turn.index,
+                    first_index=turn.words_reported,
+                    words=[
+                        WordTiming(word=w.word, start=round(w.start, 4), end=round(w.end, 4))
+                        for w in new
+                    ],
+                )
+            )
+            turn.words_reported = n
+
+    def _finish_agent_turn(self, t: float, *, talk_over_s: float | None = None) -> None:
+        turn = self._turn
+        if turn is None:
+            return
+        self._report_words(turn, t + 1.0)
+        track = turn.voice_track
+        text = " ".join(w.word for w in track.words) or turn.full_text.strip()
+        self.e.emit(
+            AgentTurnEnd(
+                t=t,
+                turn=turn.index,
+                text=text,
+                spoken=text,
+                interrupted=turn.interrupted,
+                cut_t=turn.cut_t,
+                talk_over_s=talk_over_s,
+            )
+        )
+        if text:
+            self.e.history.append(Message("assistant", text))
+        self._turn = None
+        self._observe_turn(turn.index, track.words, t)
+        self._after_agent_turn(t)
+
+    def _observe_turn(self, index: int, words: list[TimedWord], t: float) -> None:
+        e = self.e
+        if e.adapter is not None and e.adapter.observe(words_seen(index, words, ended=True)):
+            e.emit(e.adapter.recalibrate(e._effective_tendencies(), t, "turn"))
+
+    # ---- cutting the agent ----------------------------------------------------------------
+
+    def interrupt(
+        self, t: float, *, trigger: str, text: str, typed: bool, at: float | None, mic: bool
+    ) -> None:
+        turn = self._turn
+        assert turn is not None
+        yields = self.e.config.scenario.agent.yields_when_interrupted
+        if yields:
+            cut = self._stop_agent(turn, t, at)
+        else:
+            cut_t = t if at is None else min(at, t)
+            n, spoken = turn.heard_text(cut_t)
+            cut = _Cut(cut_t, cut_t, n, spoken)
+        turn.interrupted = True
+        turn.cut_t = cut.cut_t
+        extra = {"source": "mic"} if mic else {}
+        self.e.emit(
+            Interruption(
+                t=t,
+                turn=turn.index,
+                trigger=trigger,
+                cut_t=cut.cut_t,
+                cut_word=cut.cut_word,
+                text=text,
+                **extra,
+            )
+        )
+        if yields:
+            self._cut_agent_turn(turn, t, cut)
+            if mic:
+                self.state = CallState.USER_SPEAKING
+            else:
+                self._start_user_turn(text, t, source="interruption")
+        elif not mic:
+            # The agent talks over the caller: both speak; its turn ends on its own.
+            self._start_user_turn(text, t, source="interruption", hold=True)
+
+    def _mic_interrupt(self, at: float, t: float) -> None:
+        # A tester's own action, counted like a key press (the user turn says "mic").
+        self.e.interrupt(t, PolicyDecision(Action.INTERRUPT), trigger="manual", at=at, mic=True)
+
+    def _stop_agent(self, turn: SimulatedTurn, t: float, at: float | None = None) -> _Cut:
+        """Stop the agent's playback now; the words it had finished by the cut are spoken.
+
+        The cut is at ``at`` (the caller's onset) or where the audio really stopped,
+        whichever is earlier; audio played after the cut is the agent's talk-over.
+        """
+        track = turn.voice_track
+        stop_t = track.stopped_at
+        if stop_t is None:
+            stop_t = track.stop(t)
+        cut_t = stop_t if at is None else min(at, stop_t)
+        n, spoken = turn.heard_text(cut_t)
+        return _Cut(cut_t, stop_t, n, spoken)
+
+    def _cut_agent_turn(
+        self, turn: SimulatedTurn, t: float, cut: _Cut, *, interrupted: bool = True
+    ) -> None:
+        # What the agent had generated but not said stays in the log as unspoken.
+        self._take_text(turn, t, cut=True)
+        self._report_words(turn, cut.cut_t)
+        track = turn.voice_track
+        planned = [w.word for w in track.words]
+        pending = track.pending_text
+        if pending.strip():
+            planned.extend(pending.split())
+        self.e.emit(
+            AgentTurnEnd(
+                t=t,
+                turn=turn.index,
+                text=" ".join(planned),
+                spoken=cut.spoken,
+                unspoken=" ".join(planned[cut.cut_word :]),
+                interrupted=interrupted,
+                cut_t=cut.cut_t,
+                cut_word=cut.cut_word,
+                talk_over_s=cut.talk_over_s,
+            )
+        )
+        self.e.history.append(Message("assistant", cut.spoken, truncated=True))
+        self._turn = None
+        self.e.detector.reset()
+        # The whole turn as the agent planned it: measured up to the cut only, every cut
+        # would end at the pause the rule fired at, and the rhythm would look pauseless.
+        self._observe_turn(turn.index, track.words, t)
+
+    def backchannel(self, t: float, *, trigger: str, token: str | None) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        e = self.e
+        chosen = token or e.rng.choice(e.config.backchannel_tokens)
+        n, _spoken = turn.heard_text(t)
+        turn.backchannels += 1
+        turn.words_at_last_backchannel = n
+        duration = self._voice.backchannel(chosen, t)
+        busy = e.config.backchannel_s if duration is None else duration
+        self._user_busy_until = max(self._user_busy_until, t + busy)
+        e.emit(Backchannel(t=t, turn=turn.index, trigger=trigger, token=chosen, words_heard=n))
+        if e.config.scenario.agent.treats_backchannel_as_turn:
+            # A faulty agent: it takes the "mm-hmm" as the caller taking the floor.
+            turn.interrupted = True
+            self._cut_agent_turn(turn, t, self._stop_agent(turn, t))
+            e.history.append(Message("user", chosen))
+            self.state = CallState.AGENT_PENDING
+            self._agent_due = self._user_busy_until + self._agent_latency()
+
+    # ---- ending -------------------------------------------------------------------------
+
+    def hang_up(self, t: float) -> None:
+        turn = self._turn
+        if turn is not None and self.state is CallState.AGENT_SPEAKING:
+            # Hung up mid-speech: the turn is cut, but not by an interruption.
+            self._cut_agent_turn(turn, t, self._stop_agent(turn, t), interrupted=False)
+        self.state = CallState.ENDED
+        # Closing must never hide the call's own outcome.
+        with contextlib.suppress(Exception):
+            self.agent.close()
+
+    def abort(self) -> None:
+        self.state = CallState.ENDED

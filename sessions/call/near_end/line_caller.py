@@ -1,0 +1,258 @@
+"""The caller on a line: what the near end says becomes synthesized audio sent into the
+line (typed or scripted text, α-injected and synthesized off the frame clock; barge-in
+openers prepared before the call), and the tester's microphone goes in as captured."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sessions.agents.base import Message
+from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command, EndCall, SubmitText
+from sessions.call.far_ends.yield_watch import SoundTape
+from sessions.call.near_end.caller import mic_user_turn
+from sessions.call.near_end.caller_line import CallerChannel, Synthesizer, Utterance
+from sessions.lines.base import PlayoutBuffer
+from sessions.log.models import ErrorEvent, InsertionRecord, LineEvent, UserTurn, WordTiming
+from sessions.speech import SAMPLE_RATE
+from sessions.speech.tts import Speech
+
+if TYPE_CHECKING:
+    from sessions.call.engine.engine import CallEngine
+    from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
+    from sessions.call.near_end.line_monitor import LineMonitor
+    from sessions.call.near_end.mic import MicInput
+
+
+@dataclass
+class _Speech:
+    """Caller speech waiting for its synthesis (and, for a turn, for the floor)."""
+
+    kind: str
+    future: Future[Speech]
+    original: str
+    rendered: str
+    insertions: list[InsertionRecord]
+    source: str
+    trigger: str = "auto"
+    decided_t: float = 0.0
+
+
+class LineCaller:
+    """The near end's speech on a line (the caller side of
+    :class:`~sessions.call.far_ends.line.LineFarEnd`)."""
+
+    e: CallEngine[Any]
+    _turn: LineTurn | None
+
+    def __init__(self, synthesizer: Synthesizer, remote: RemoteConfig, user_source: str) -> None:
+        self.synth = synthesizer
+        self.remote = remote
+        self.user_source = user_source
+        """How the caller's own turns are logged: scenario | simulator."""
+        self.caller = CallerChannel()
+        self.tape = SoundTape()
+        self.caller_tape = SoundTape()
+        """What cutin sent into the line (the microphone's onsets are read off it)."""
+        self.mic_audio: PlayoutBuffer | None = None
+        """The tester's microphone, sent into the line as it is captured (``--input mic``)."""
+        self.mic: MicInput | None = None
+        self.monitor: LineMonitor | None = None
+        """The tester's speaker, when they listen in (``--listen``)."""
+        self._mic_open: float | None = None
+        """The tester's utterance in progress began here (mic clock), if any."""
+        self._mic_cut = False
+        """It began over an agent turn: an interruption, once its sound is on the line."""
+        self._pending: list[_Speech] = []
+        self._last_caller_end: float | None = None
+        self._answered_at: float | None = None
+        """The caller turn end the agent answered (or was given up on)."""
+        self._caller_due: float | None = None
+        self._reply: Future[str | None] | None = None
+        self._agent_turns = 0
+
+    def _barge_in(
+        self, turn: LineTurn, onset: float, trigger: str, text: str, decided_t: float, **extra: str
+    ) -> None:
+        raise NotImplementedError
+
+    @property
+    def caller_active(self) -> bool:
+        """The caller is producing audio: cutin's speech, a token, or the tester's mic."""
+        return self.caller.active or self._mic_open is not None
+
+    def caller_busy(self, t: float) -> bool:
+        return self.caller_active
+
+    def ready_to_act(self) -> bool:
+        return not self._pending and not self.caller_active
+
+    def apply(self, command: Command, t: float) -> None:
+        if isinstance(command, SubmitText):
+            text = command.text.strip()
+            if text:
+                self.e.caller.queued.append((text, command.source))
+        elif isinstance(command, CallerSpeechStart):
+            if self._mic_open is None:
+                self._mic_open = min(command.at, t)
+                self._mic_cut = self._turn is not None
+        elif isinstance(command, CallerUtterance):
+            self._mic_utterance(command, t)
+
+    def _say(self, kind: str, text: str, source: str, t: float, trigger: str = "auto") -> None:
+        rendered, insertions, _alpha = self.e.caller.render(text)
+        future = self.synth.submit(rendered)
+        self._pending.append(
+            _Speech(kind, future, text, rendered, insertions, source, trigger, decided_t=t)
+        )
+        self._start_ready_speech(t)
+
+    def _start_ready_speech(self, t: float) -> None:
+        """Put synthesized caller speech on the line when it is ready and may be said."""
+        while self._pending:
+            p = self._pending[0]
+            future = p.future
+            if not future.done():
+                return
+            if p.kind == "turn" and (self._turn is not None or self.caller.busy):
+                return  # a caller turn waits for the agent's turn to end
+            self._pending.pop(0)
+            try:
+                speech = future.result()
+            except Exception as exc:
+                self.e.emit(ErrorEvent(t=round(t, 6), where="tts", message=str(exc)))
+                continue
+            if p.kind == "interruption" and self._turn is None:
+                p.kind, p.source = "turn", "typed" if p.source == "typed" else "interruption"
+            self._start_utterance(p, speech, t)
+
+    def _start_utterance(self, p: _Speech, speech: Speech, t: float) -> None:
+        e = self.e
+        audio = np.asarray(speech.audio, dtype=np.float32)
+        words = list(speech.words)
+        utt = Utterance(p.kind, audio, p.rendered)
+        self.caller.play(utt)
+        onset = self._onset_of(utt)
+        start = utt.start_index / SAMPLE_RATE if utt.start_index is not None else t
+        index = e.caller.next_index()
+        turn = self._turn
+        if p.kind == "interruption" and turn is not None:
+            self._barge_in(turn, onset, p.trigger, p.original, p.decided_t)
+        e.emit(
+            UserTurn(
+                t=onset,
+                turn=index,
+                source=p.source,
+                original=p.original,
+                rendered=p.rendered,
+                insertions=p.insertions,
+                alpha=e.tendencies.alpha,
+                end_t=round(start + utt.duration, 4),
+                words=[
+                    WordTiming(
+                        word=w.word, start=round(start + w.start, 4), end=round(start + w.end, 4)
+                    )
+                    for w in words
+                ],
+            )
+        )
+        e.history.append(Message("user", p.original))
+
+    def _onset_of(self, utt: Utterance) -> float:
+        assert utt.start_index is not None
+        return round(utt.start_index / SAMPLE_RATE + utt.lead_s, 6)
+
+    # ---- the tester's microphone --------------------------------------------------------
+
+    def _mic_onset(self, t: float) -> None:
+        """A microphone utterance over the agent: once its sound is on the line, that is
+        the onset of a manual interruption (watched like any other)."""
+        if not self._mic_cut or self._mic_open is None:
+            return
+        onset = self.caller_tape.first_sound(self._mic_open - 0.05, t)
+        turn = self._turn
+        if onset is None:
+            if t - self._mic_open > 1.0:
+                self._mic_cut = False  # nothing audible reached the line: no cut
+            return
+        self._mic_cut = False
+        if turn is None:
+            return
+        self._barge_in(turn, round(onset, 6), "manual", "", self._mic_open, source="mic")
+
+    def _mic_utterance(self, command: CallerUtterance, t: float) -> None:
+        start = self._mic_open if self._mic_open is not None else min(command.start, t)
+        self._mic_open = None
+        self._mic_cut = False
+        text = " ".join(command.text.split())
+        if not text:
+            return  # noise, or nothing STT could make out
+        end = max(start, min(command.end, t))
+        index = self.e.caller.next_index()
+        self._last_caller_end = round(end, 6)
+        self.e.emit(mic_user_turn(command, index, text, start, end))
+        self.e.history.append(Message("user", text))
+
+    def _caller_finished(self, utt: Utterance, t: float) -> None:
+        if utt.kind == "backchannel" or utt.start_index is None:
+            return
+        tail = utt.audio[::-1]
+        loud = np.flatnonzero(np.abs(tail) >= self.tape.level)
+        trailing = float(loud[0]) / SAMPLE_RATE if loud.size else 0.0
+        self._last_caller_end = round(utt.start_index / SAMPLE_RATE + utt.duration - trailing, 6)
+
+    # ---- who speaks next ----------------------------------------------------------------
+
+    def _caller_frame(self, t: float) -> None:
+        e = self.e
+        near = e.caller
+        if self._turn is not None or self.caller.busy or self._mic_open is not None:
+            return
+        if near.queued and not any(p.kind == "turn" for p in self._pending):
+            text, source = near.queued.pop(0)
+            self._say("turn", text, source, t)
+            return
+        if near.user is None or self._pending:
+            return
+        first = self._agent_turns == 0 and near.turns == 0
+        if self._reply is None:
+            if first and self._caller_due is None and t >= self.remote.caller_first_s:
+                self._caller_due = t
+            self._impatient(t)
+            if self._caller_due is not None and t >= self._caller_due:
+                self._caller_due = None
+                self._reply = near.ask()
+        if self._reply is None or not self._reply.done():
+            return
+        job, self._reply = self._reply, None
+        try:
+            reply = job.result()
+        except Exception as exc:  # an LLM caller that fails: say so, and hang up
+            e.emit(ErrorEvent(t=round(t, 6), where="user", message=str(exc) or repr(exc)))
+            reply = None
+        if reply is None:
+            near.user = None  # nothing left to say: hang up after a moment
+            e.schedule(t + self.remote.user_hangup_s, EndCall("user_hangup"))
+            return
+        self._say("turn", reply, self.user_source, t)
+
+    def _impatient(self, t: float) -> None:
+        """The caller spoke and the agent has not answered for a while: go on."""
+        last = self._last_caller_end
+        if self._caller_due is not None or last is None or self._answered_at == last:
+            return
+        if t - last < self.remote.caller_patience_s:
+            return
+        self._answered_at = last
+        self.e.emit(
+            LineEvent(
+                t=round(t, 6),
+                kind="no_response",
+                detail=f"the agent did not answer within {self.remote.caller_patience_s:g} s",
+                data={"caller_end_t": last},
+            )
+        )
+        self._caller_due = t
