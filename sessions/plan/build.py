@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sessions.agents.base import Agent
     from sessions.call.adapt import RuleAdapter
     from sessions.call.far_ends.line_setup import RemoteSpec
+    from sessions.call.policy import TurnTakingPolicy
     from sessions.call.users import UserProvider
     from sessions.call.voice.voice_setup import VoiceSpec
     from sessions.llm_client import LLMConfig
@@ -118,7 +119,7 @@ def build_call(
             llm.resolved_key()  # no key and no local endpoint: say so before the call starts
         caller = _caller(plan, scenario, llm, closers)
         if plan.on_line:
-            built = _line_call(plan, settings, config, caller, closers)
+            built = _line_call(plan, settings, config, caller, llm, closers)
         else:
             built = _local_call(plan, settings, config, caller, llm, closers)
         built.loop.listeners.extend(listeners)
@@ -249,7 +250,6 @@ def _local_call(
     closers: list[Closer],
 ) -> BuiltCall:
     from sessions.call.voice.voice_setup import build_voice
-    from sessions.policies.factory import build_policy, close_policy
     from sessions.scenarios.profile import agent_style
 
     scenario = config.scenario
@@ -261,10 +261,7 @@ def _local_call(
     if profile is not None and not spec.audio:
         # The agent's turns are timed by its profile; the caller keeps the call's style.
         voice = TextVoice(config.style, agent_style=agent_style(profile, config.style))
-    policy = build_policy(plan.policy, llm=llm, seed=plan.seed)
-    closers.append(lambda: close_policy(policy))
-    shadow = build_policy(plan.shadow, llm=llm, seed=plan.seed, shadow=True)
-    closers.append(lambda: close_policy(shadow))
+    policy, shadow = _policies(plan, llm, closers)
     loop = simulated_call(
         config,
         agent,
@@ -287,6 +284,19 @@ def _local_call(
             with _removed_on_error(recorder):
                 voice.record_to(CallRecording(audio))
     return BuiltCall(plan, scenario, loop, info, recorder, caller.simulator, closers)
+
+
+def _policies(
+    plan: CallPlan, llm: LLMConfig | None, closers: list[Closer]
+) -> tuple[TurnTakingPolicy | None, TurnTakingPolicy | None]:
+    """The acting policy and the shadow beside it (None: none), for either far end."""
+    from sessions.policies.factory import build_policy, close_policy
+
+    policy = build_policy(plan.policy, llm=llm, seed=plan.seed)
+    closers.append(lambda: close_policy(policy))
+    shadow = build_policy(plan.shadow, llm=llm, seed=plan.seed, shadow=True)
+    closers.append(lambda: close_policy(shadow))
+    return policy, shadow
 
 
 def _adapter(
@@ -369,6 +379,7 @@ def _line_call(
     settings: Settings,
     config: CallConfig,
     caller: _Caller,
+    llm: LLMConfig | None,
     closers: list[Closer],
 ) -> BuiltCall:
     """Check the local parts, dial, attach the tester's devices, then start the log."""
@@ -379,8 +390,16 @@ def _line_call(
     scenario = config.scenario
     spec = _remote_spec(plan, settings, scenario)
     source = "simulator" if plan.user == "llm" else "scenario"
+    policy, shadow = _policies(plan, llm, closers)
     loop = build_line_call(
-        spec, config, user=caller.user, virtual=plan.clock_virtual, user_source=source
+        spec,
+        config,
+        user=caller.user,
+        virtual=plan.clock_virtual,
+        user_source=source,
+        policy=policy,
+        shadow=shadow,
+        interruption_text=caller.interruption_text,
     )
     try:
         if plan.user == "tester":

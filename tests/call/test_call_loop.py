@@ -8,7 +8,8 @@ import pytest
 
 from controls import question_or_request
 from controls.turn_taking import backchannel_spacing_words
-from sessions.call import BackchannelNow, InterruptNow, SubmitText
+from sessions.call import BackchannelNow, CallEngine, InterruptNow, SubmitText
+from sessions.call.far_ends.simulated import SimulatedFarEnd
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -51,6 +52,13 @@ def test_beta_one_interrupts_long_turns_after_patience_and_twelve_words(scenario
     # At most one interruption per agent turn.
     turns = [i.turn for i in interruptions]
     assert len(turns) == len(set(turns))
+
+
+def test_a_simulated_call_is_stepped_by_the_call_engine() -> None:
+    loop, events, _ = run_call(beta=1.0)
+    assert isinstance(loop, CallEngine) and isinstance(loop.far, SimulatedFarEnd)
+    assert loop.line is None and loop.ended
+    assert any(isinstance(e, Interruption) for e in events)
 
 
 def test_question_pauses_are_never_taken() -> None:

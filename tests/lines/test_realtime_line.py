@@ -694,10 +694,12 @@ def test_caller_audio_goes_out_in_append_batches(
 def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path:
     """``cutin call --agent realtime --base-url ...`` at β = 1, in real time; the log."""
     from controls.tendencies import Tendencies
+    from sessions.call import CallEngine
     from sessions.call.config import CallConfig
     from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
     from sessions.call.recorder import Recorder
     from sessions.call.users import ScriptedUser
+    from sessions.lines.realtime import RealtimeLine
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("retail-order-change")
@@ -717,6 +719,8 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
     loop = build_line_call(
         spec, config, recording_path=recorder.path.with_suffix(".wav"), user=user
     )
+    # The one engine steps a Realtime line call, as it steps every other kind.
+    assert isinstance(loop, CallEngine) and isinstance(loop.line, RealtimeLine)
     loop.listeners.append(recorder)
     try:
         loop.run_for(seconds)

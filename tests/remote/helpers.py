@@ -11,7 +11,8 @@ import numpy as np
 from controls.tendencies import Tendencies
 from sessions.call.adapt import line_adapter
 from sessions.call.config import CallConfig
-from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
+from sessions.call.far_ends.line_setup import LineCall, RemoteSpec, build_line_call
+from sessions.call.policy import TurnTakingPolicy
 from sessions.call.users import ScriptedUser
 from sessions.log.models import Event
 from sessions.scenarios import load_scenario
@@ -25,6 +26,7 @@ class SimCall:
     agent: np.ndarray
     caller: np.ndarray
     line: SimAgentLine
+    loop: LineCall
 
     def of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.type == kind]
@@ -38,6 +40,7 @@ def run_sim_call(
     gamma: float,
     seconds: float = 30.0,
     adapt: bool = False,
+    shadow: TurnTakingPolicy | None = None,
 ) -> SimCall:
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=3)
@@ -46,7 +49,13 @@ def run_sim_call(
     line.open()
     wav = tmp_path / "call.wav"
     loop = build_line_call(
-        spec, config, recording_path=wav, user=ScriptedUser(scenario), line=line, virtual=True
+        spec,
+        config,
+        recording_path=wav,
+        user=ScriptedUser(scenario),
+        line=line,
+        virtual=True,
+        shadow=shadow,
     )
     if adapt:
         loop.adapter = line_adapter(config)
@@ -55,7 +64,7 @@ def run_sim_call(
     loop.run_virtual(seconds)
     loop.voice.close()
     agent_ch, caller_ch = read_two_channels(wav)
-    return SimCall(events, agent_ch, caller_ch, line)
+    return SimCall(events, agent_ch, caller_ch, line, loop)
 
 
 def read_two_channels(path: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from controls.tendencies import Tendencies
+from sessions.call import CallEngine
 from sessions.call.config import CallConfig
 from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.call.recorder import Recorder
 from sessions.call.users import ScriptedUser
+from sessions.lines.twilio import TwilioLine
 from sessions.log.models import Event, SpeechInfo
 from sessions.log.reader import read_session
 from sessions.scenarios import load_scenario
@@ -39,6 +41,8 @@ def dial(bot: Bot, tmp_path: Path, *, beta: float, gamma: float, seconds: float)
     wav = recorder.path.with_suffix(".wav")
     user = ScriptedUser(scenario, barge_in_with_next_line=True)
     loop = build_line_call(spec, config, recording_path=wav, user=user)
+    # The one engine steps a Twilio line call, as it steps every other kind.
+    assert isinstance(loop, CallEngine) and isinstance(loop.line, TwilioLine)
     loop.listeners.append(recorder)
     try:
         loop.run_for(seconds)

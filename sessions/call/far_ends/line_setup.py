@@ -12,18 +12,14 @@ and benches call it directly with a line of their own.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessions.call.adapt import RuleAdapter
 from sessions.call.config import CallConfig
 from sessions.call.engine.engine import CallEngine
-from sessions.call.engine.pump import Listener
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
 from sessions.call.far_ends.line import LineFarEnd
 from sessions.call.far_ends.line_parts import RemoteConfig
-from sessions.call.far_ends.line_yields import Backchannels
 from sessions.call.near_end.caller import InterruptionText
 from sessions.call.near_end.caller_line import Synthesizer
 from sessions.call.policy import TurnTakingPolicy
@@ -111,47 +107,6 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     return RemoteParts(synth, tokens, ears)
 
 
-def line_call(
-    config: CallConfig,
-    line: Line,
-    ears: AgentEars,
-    synthesizer: Synthesizer,
-    backchannels: Backchannels,
-    *,
-    remote: RemoteConfig | None = None,
-    user: UserProvider | None = None,
-    listeners: Iterable[Listener] = (),
-    policy: TurnTakingPolicy | None = None,
-    shadow: TurnTakingPolicy | None = None,
-    interruption_text: InterruptionText | None = None,
-    recording: CallRecording | None = None,
-    virtual: bool = False,
-    user_source: str = "scenario",
-    adapter: RuleAdapter | None = None,
-) -> LineCall:
-    """A call to a black-box agent on ``line``, heard through ``ears``."""
-    far = LineFarEnd(
-        line,
-        ears,
-        synthesizer,
-        backchannels,
-        remote=remote,
-        recording=recording,
-        user_source=user_source,
-    )
-    return CallEngine(
-        config,
-        far,
-        user=user,
-        listeners=listeners,
-        policy=policy,
-        shadow=shadow,
-        interruption_text=interruption_text,
-        virtual=virtual,
-        adapter=adapter,
-    )
-
-
 def build_line_call(
     spec: RemoteSpec,
     config: CallConfig,
@@ -162,8 +117,12 @@ def build_line_call(
     virtual: bool = False,
     remote: RemoteConfig | None = None,
     user_source: str = "scenario",
+    policy: TurnTakingPolicy | None = None,
+    shadow: TurnTakingPolicy | None = None,
+    interruption_text: InterruptionText | None = None,
 ) -> LineCall:
-    """Load the parts, dial the agent (unless ``line`` is given, open) and make the loop."""
+    """Load the parts, dial the agent (unless ``line`` is given, open) and make the call:
+    the engine with a :class:`~sessions.call.far_ends.line.LineFarEnd`."""
     parts = load_parts(spec, config, virtual=virtual)
     if line is None:
         line = open_line(
@@ -183,17 +142,23 @@ def build_line_call(
         def backchannel(token: str) -> Audio:
             return tokens[token]
 
-        loop = line_call(
-            config,
+        far = LineFarEnd(
             line,
             parts.ears,
             parts.synthesizer,
             backchannel,
             remote=remote,
-            user=user,
             recording=recording,
-            virtual=virtual,
             user_source=user_source,
+        )
+        loop = CallEngine(
+            config,
+            far,
+            user=user,
+            policy=policy,
+            shadow=shadow,
+            interruption_text=interruption_text,
+            virtual=virtual,
         )
         # Barge-in openers are synthesized now, so an interruption goes out at once.
         parts.synthesizer.prepare(loop.caller.interruption_openers())

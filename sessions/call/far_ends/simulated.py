@@ -12,65 +12,31 @@ that is speaking is cut there) and :class:`CallerUtterance` (the words, once STT
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controls.pauses import PauseEvent
 from controls.turn_taking import Action
-from sessions.agents.base import Agent, Message, ReplyStream
+from sessions.agents.base import Agent, Message
 from sessions.call.adapt import words_seen
 from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command, SubmitText
-from sessions.call.engine.far_end import AgentTurn, Heard
+from sessions.call.engine.far_end import Heard
 from sessions.call.far_ends.simulated_caller import CallState, SimulatedCaller
+from sessions.call.far_ends.simulated_turn import Cut, SimulatedTurn
 from sessions.call.policy import PolicyDecision
-from sessions.call.voice.voice import Voice, VoiceTrack
+from sessions.call.voice.voice import Voice
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
-    AgentWords,
     Backchannel,
     ErrorEvent,
     Interruption,
     SpeechStart,
-    WordTiming,
 )
 from sessions.speech_clock import TimedWord
 
 if TYPE_CHECKING:
     from sessions.call.engine.engine import CallEngine
     from sessions.lines.base import Line
-
-
-@dataclass
-class SimulatedTurn(AgentTurn):
-    stream: ReplyStream | None = None
-    track: VoiceTrack | None = None
-    started: bool = False
-    full_text: str = ""
-
-    @property
-    def voice_track(self) -> VoiceTrack:
-        assert self.track is not None
-        return self.track
-
-    def heard_text(self, t: float) -> tuple[int, str]:
-        track = self.voice_track
-        n = track.heard(t)
-        return n, " ".join(w.word for w in track.words[:n])
-
-
-@dataclass(frozen=True, slots=True)
-class _Cut:
-    """Where an agent turn was cut: the words spoken by ``cut_t``, audio on until ``stop_t``."""
-
-    cut_t: float
-    stop_t: float
-    cut_word: int
-    spoken: str
-
-    @property
-    def talk_over_s(self) -> float:
-        return round(max(0.0, self.stop_t - self.cut_t), 4)
 
 
 class SimulatedFarEnd(SimulatedCaller):
@@ -243,46 +209,14 @@ class SimulatedFarEnd(SimulatedCaller):
             self._finish_agent_turn(t)
 
     def _take_text(self, turn: SimulatedTurn, t: float, *, cut: bool = False) -> None:
-        """Take what the agent has streamed. On the virtual clock an LLM is "infinitely
-        fast": wait for text when the voice has nothing left to say (or, at a cut, for
-        the whole reply, so what was not said is logged as unspoken); in real time, take
-        what has arrived."""
-        stream, track = turn.stream, turn.voice_track
-        assert stream is not None
-        virtual = self.e.virtual
-        while not track.stream_done:
-            must_wait = virtual and (cut or t + 1e-9 >= (track.end if track.words else t))
-            chunks = stream.poll(block=must_wait, timeout=60.0 if must_wait else None)
-            for chunk in chunks:
-                turn.full_text += chunk
-                track.add_text(chunk, t)
-            if stream.done:
-                track.finish(t)
-                if stream.error is not None and not cut:
-                    self.e.emit(ErrorEvent(t=t, where="agent", message=str(stream.error)))
-            if not cut or not virtual or not chunks:
-                return
+        error = turn.take_text(t, virtual=self.e.virtual, cut=cut)
+        if error is not None and not cut:
+            self.e.emit(ErrorEvent(t=t, where="agent", message=error))
 
     def _report_words(self, turn: SimulatedTurn, until: float) -> None:
-        track = turn.voice_track
-        words = track.words
-        n = track.heard(until)
-        if track.stopped_at is not None:
-            n = min(n, track.heard(track.stopped_at))
-        if n > turn.words_reported:
-            new = words[turn.words_reported : n]
-            self.e.emit(
-                AgentWords(
-                    t=new[-1].end,
-                    turn=turn.index,
-                    first_index=turn.words_reported,
-                    words=[
-                        WordTiming(word=w.word, start=round(w.start, 4), end=round(w.end, 4))
-                        for w in new
-                    ],
-                )
-            )
-            turn.words_reported = n
+        event = turn.words_heard(until)
+        if event is not None:
+            self.e.emit(event)
 
     def _finish_agent_turn(self, t: float, *, talk_over_s: float | None = None) -> None:
         turn = self._turn
@@ -324,9 +258,7 @@ class SimulatedFarEnd(SimulatedCaller):
         if yields:
             cut = self._stop_agent(turn, t, at)
         else:
-            cut_t = t if at is None else min(at, t)
-            n, spoken = turn.heard_text(cut_t)
-            cut = _Cut(cut_t, cut_t, n, spoken)
+            cut = turn.talked_over(t if at is None else min(at, t))
         turn.interrupted = True
         turn.cut_t = cut.cut_t
         extra = {"source": "mic"} if mic else {}
@@ -355,31 +287,16 @@ class SimulatedFarEnd(SimulatedCaller):
         # A tester's own action, counted like a key press (the user turn says "mic").
         self.e.interrupt(t, PolicyDecision(Action.INTERRUPT), trigger="manual", at=at, mic=True)
 
-    def _stop_agent(self, turn: SimulatedTurn, t: float, at: float | None = None) -> _Cut:
-        """Stop the agent's playback now; the words it had finished by the cut are spoken.
-
-        The cut is at ``at`` (the caller's onset) or where the audio really stopped,
-        whichever is earlier; audio played after the cut is the agent's talk-over.
-        """
-        track = turn.voice_track
-        stop_t = track.stopped_at
-        if stop_t is None:
-            stop_t = track.stop(t)
-        cut_t = stop_t if at is None else min(at, stop_t)
-        n, spoken = turn.heard_text(cut_t)
-        return _Cut(cut_t, stop_t, n, spoken)
+    def _stop_agent(self, turn: SimulatedTurn, t: float, at: float | None = None) -> Cut:
+        return turn.stop(t, at)
 
     def _cut_agent_turn(
-        self, turn: SimulatedTurn, t: float, cut: _Cut, *, interrupted: bool = True
+        self, turn: SimulatedTurn, t: float, cut: Cut, *, interrupted: bool = True
     ) -> None:
         # What the agent had generated but not said stays in the log as unspoken.
         self._take_text(turn, t, cut=True)
         self._report_words(turn, cut.cut_t)
-        track = turn.voice_track
-        planned = [w.word for w in track.words]
-        pending = track.pending_text
-        if pending.strip():
-            planned.extend(pending.split())
+        planned = turn.planned_words()
         self.e.emit(
             AgentTurnEnd(
                 t=t,
@@ -398,7 +315,7 @@ class SimulatedFarEnd(SimulatedCaller):
         self.e.detector.reset()
         # The whole turn as the agent planned it: measured up to the cut only, every cut
         # would end at the pause the rule fired at, and the rhythm would look pauseless.
-        self._observe_turn(turn.index, track.words, t)
+        self._observe_turn(turn.index, turn.voice_track.words, t)
 
     def backchannel(self, t: float, *, trigger: str, token: str | None) -> None:
         turn = self.turn

@@ -14,7 +14,7 @@ from sessions.log.models import UserTurn, WordTiming
 
 if TYPE_CHECKING:
     from sessions.call.engine.engine import CallEngine
-    from sessions.call.far_ends.simulated import SimulatedTurn
+    from sessions.call.far_ends.simulated_turn import SimulatedTurn
     from sessions.call.voice.voice import Voice
 
 
