@@ -422,9 +422,7 @@ def _line_call(
         recorder = _recorder(plan, config, info, speech, caller)
         if recorder is not None:
             with _removed_on_error(recorder):
-                loop.far.recording = CallRecording(
-                    plan.audio_path or recording_path(recorder.path)
-                )
+                loop.far.recording = CallRecording(plan.audio_path or recording_path(recorder.path))
     except BaseException:
         # Hangs up and closes the loop's parts (run_for does it after a call that ran).
         loop.voice.close()

@@ -57,9 +57,10 @@ class RemoteSpec:
 
     def agent_info(self, name: str) -> AgentInfo:
         spec = self.line
-        if spec.kind == "twilio":
-            return AgentInfo(kind="twilio", name=name, base_url=public_url(spec.url or ""))
-        return AgentInfo(kind="realtime", name=name, model=self.model, base_url=self.base_url)
+        if spec.url is not None:
+            # A transport named by the agent's URL (twilio:ws://...): that URL is the endpoint.
+            return AgentInfo(kind=spec.kind, name=name, base_url=public_url(spec.url))
+        return AgentInfo(kind=spec.kind, name=name, model=self.model, base_url=self.base_url)
 
     def speech_info(self) -> SpeechInfo:
         return SpeechInfo(
