@@ -195,11 +195,6 @@ def _check_line(args: argparse.Namespace) -> None:
     """What a batch over a line to a black-box agent cannot do (one clear line each)."""
     import shutil
 
-    if args.policy != "rules":
-        raise CliError(
-            f"--agent {args.agent}: only the rule policy acts on a line "
-            "(--shadow may run beside it)"
-        )
     if args.jobs != 1:
         raise CliError(f"--agent {args.agent}: calls on a line run one at a time (--jobs 1)")
     if shutil.which("espeak-ng") is None:

@@ -167,8 +167,3 @@ def _check_line(plan: CallPlan) -> None:
         raise PlanError(
             f"--agent {plan.agent}: the caller is spoken by espeak-ng on a line (--speech espeak)"
         )
-    if plan.policy != "rules":
-        raise PlanError(
-            f"--agent {plan.agent}: only the rule policy acts on a line "
-            "(--shadow may run beside it)"
-        )

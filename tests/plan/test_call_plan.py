@@ -18,6 +18,7 @@ from sessions.batch_run import CallStatus, RunOptions, run_call
 from sessions.batch_run import call_plan as batch_call_plan
 from sessions.plan import CallPlan, PlanError
 from sessions.plan.build import build_call, call_config
+from sessions.plan.model import check_plan
 from sessions.scenarios import load_scenario
 from sessions.settings import Settings
 
@@ -98,7 +99,6 @@ def test_call_and_simulate_plan_the_same_call_for_the_same_options(tmp_path: Pat
 BAD_PLANS = [
     (CallPlan(input="mic"), "--input mic needs audio out"),
     (CallPlan(agent="twilio:ws://127.0.0.1:9/"), "spoken by espeak-ng on a line"),
-    (CallPlan(agent="realtime", speech="espeak", policy="tau-voice"), "only the rule policy"),
     (CallPlan(push_to_talk=True, speech="espeak"), "--push-to-talk needs --input mic"),
     (CallPlan(shadow="rules"), "already the acting --policy"),
     (CallPlan(user="scripted", speech="espeak", input="mic"), "a simulated caller"),
@@ -160,3 +160,10 @@ def _undocumented_fields(path: Path, class_name: str) -> list[str]:
 )
 def test_every_setting_and_plan_field_says_what_it_is(path: str, class_name: str) -> None:
     assert _undocumented_fields(ROOT / path, class_name) == []
+
+
+def test_tau_voice_may_act_on_a_line() -> None:
+    # One engine steps line calls too, so τ-Voice's per-frame classifiers can act there
+    # (tests/remote/test_one_engine_line.py runs it against a line).
+    plan = CallPlan(agent="realtime", speech="espeak", policy="tau-voice", shadow="rules")
+    check_plan(plan)

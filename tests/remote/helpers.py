@@ -41,6 +41,7 @@ def run_sim_call(
     seconds: float = 30.0,
     adapt: bool = False,
     shadow: TurnTakingPolicy | None = None,
+    policy: TurnTakingPolicy | None = None,
 ) -> SimCall:
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=3)
@@ -56,6 +57,7 @@ def run_sim_call(
         line=line,
         virtual=True,
         shadow=shadow,
+        policy=policy,
     )
     if adapt:
         loop.adapter = line_adapter(config)

@@ -20,7 +20,6 @@ from tests.support.cli import run_cutin
         (["call", "--agent", "twilio:ws://h:99999/"], "port"),
         (["call", "--agent", "phone"], "unknown agent"),
         (["call", "--agent", "realtime", "--push-to-talk"], "needs --input mic"),
-        (["call", "--agent", "realtime", "--policy", "tau-voice"], "only the rule policy"),
         (["simulate", "--agent", "realtime", "--jobs", "2"], "one at a time"),
     ],
 )

@@ -48,3 +48,20 @@ def test_shadow_tau_voice_on_a_line_logs_both_decisions(
     assert any(o.executed for o in rules.values())
     assert all(o.decision == "NOTHING" for o in shadowed.values())
     assert len(openai_server.chat_requests()) == 2 * len(shadowed)
+
+
+def test_tau_voice_acts_on_a_line(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """τ-Voice as the acting policy on a line: its classifiers are asked while the agent
+    speaks, and their YES makes the caller barge in on the line, whose yield is watched."""
+    openai_server.default = Reply("YES")
+    llm = LLMConfig(model="clf", base_url=openai_server.base_url, api_key="not-needed")
+    policy = build_policy("tau-voice", llm=llm)
+    call = run_sim_call(tmp_path, SimAgent(), beta=0.0, gamma=0.0, seconds=30, policy=policy)
+    assert isinstance(call.loop, CallEngine) and isinstance(call.loop.far, LineFarEnd)
+    opps = [e for e in call.events if isinstance(e, Opportunity)]
+    assert opps and all(o.policy == "tau-voice" for o in opps)
+    assert any(o.executed and o.decision == "INTERRUPT" for o in opps)
+    assert all(o.llm is not None and o.llm["calls"] >= 1 for o in opps)
+    kinds = {type(e).__name__ for e in call.events}
+    assert "Interruption" in kinds and "AgentYield" in kinds, kinds
+    assert openai_server.chat_requests()
