@@ -90,5 +90,3 @@ class LineView:
         elif kind == "failed":
             self.state = "failed"
             self.failure = terminal_line(event.detail)  # from the network: shown inert
-
-

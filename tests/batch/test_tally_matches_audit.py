@@ -22,6 +22,4 @@ def test_batch_tally_agrees_with_realized_counts(beta: float, gamma: float) -> N
     raw = [e for e in events if isinstance(e, Opportunity)]
     if beta == 0.0:
         assert any(o.pause_index in grown for o in raw), "the fixture must contain the case"
-    assert counted.opportunities == sum(
-        1 for o in raw if o.pause_index not in grown or o.executed
-    )
+    assert counted.opportunities == sum(1 for o in raw if o.pause_index not in grown or o.executed)
