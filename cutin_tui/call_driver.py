@@ -9,7 +9,8 @@ the engine's thread-safe :meth:`~sessions.call.engine.engine.CallEngine.submit`.
 A voice call speaks through an :class:`~sessions.call.voice.audio_voice.AudioVoice`, a call
 to a black-box agent through its line: the driver starts it with the loop (whose clock
 the voice then provides) and closes everything at the end. What a call is made of is
-put together in :mod:`cutin_tui.call_setup`.
+put together from a :class:`~sessions.plan.CallPlan` by :func:`sessions.plan.build.build_call`
+(:mod:`cutin_tui.call_setup` turns the TUI's options into that plan).
 
 :class:`RealtimeDriver` runs the loop on a thread against the real clock (the
 app). :class:`VirtualDriver` steps it on the virtual clock when told to, so
