@@ -45,6 +45,8 @@ class WordTime:
     word: str
     start: float
     end: float
+    p: float | None = None
+    """The STT's confidence in a heard word (0..1); None for known words."""
 
 
 @dataclass(slots=True)

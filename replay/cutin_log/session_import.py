@@ -97,7 +97,7 @@ def _agent_turn(log: AgentTurnLog) -> Turn:
         if start.response_latency_s is not None:
             turn.meta["response_latency_s"] = start.response_latency_s
     for words in log.words:
-        turn.words.extend(WordTime(w.word, w.start, w.end) for w in words.words)
+        turn.words.extend(WordTime(w.word, w.start, w.end, w.p) for w in words.words)
     e = log.end
     if e is not None:
         turn.end = e.t

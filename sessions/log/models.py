@@ -91,6 +91,9 @@ class WordTiming(_Model):
     word: str
     start: float
     end: float
+    p: float | None = Field(default=None, ge=0.0, le=1.0)
+    """How sure the speech-to-text was of this word (0..1), for words cutin *heard* (a
+    black-box agent's); None when the words are known (text clock, TTS estimates)."""
 
 
 class AgentTurnStart(_Event):

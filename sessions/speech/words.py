@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,13 @@ class TimedWord:
     def as_dict(self) -> dict[str, object]:
         """The session log's ``WordTiming`` shape (word, start, end)."""
         return {"word": self.word, "start": round(self.start, 3), "end": round(self.end, 3)}
+
+
+def confidence(probability: float | None) -> float | None:
+    """An STT word probability as the log keeps it: 0..1 to 3 places; None if unusable."""
+    if probability is None or not math.isfinite(probability):
+        return None
+    return round(min(max(probability, 0.0), 1.0), 3)
 
 
 def split_at(words: Sequence[TimedWord], cut_t: float) -> tuple[list[TimedWord], list[TimedWord]]:

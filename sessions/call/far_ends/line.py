@@ -44,7 +44,7 @@ from sessions.log.models import (
     WordTiming,
 )
 from sessions.speech import FRAME_SAMPLES
-from sessions.speech.words import TimedWord
+from sessions.speech.words import TimedWord, confidence
 
 if TYPE_CHECKING:
     from sessions.call.engine.engine import CallEngine
@@ -264,7 +264,12 @@ class LineFarEnd(YieldWatching):
                 turn=turn.index,
                 first_index=turn.words_reported,
                 words=[
-                    WordTiming(word=w.word, start=round(w.start, 4), end=round(w.end, 4))
+                    WordTiming(
+                        word=w.word,
+                        start=round(w.start, 4),
+                        end=round(w.end, 4),
+                        p=confidence(w.probability),
+                    )
                     for w in new
                 ],
             )
