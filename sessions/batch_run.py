@@ -264,6 +264,14 @@ def _file(
     if recorder is None:
         # The log could not even be created: nothing to file; say why.
         return CallOutcome(spec, CallStatus.FAILED, part, counted, crash or "no log")
+    return file_parts(spec, out_dir, counted, crash)
+
+
+def file_parts(spec: CallSpec, out_dir: Path, counted: CallTally, crash: str | None) -> CallOutcome:
+    """File the call's ``.part`` log (and ``.wav.part`` audio, if any) in ``out_dir``: to
+    the final name when it ended cleanly, else as ``.failed``. Also used for a call run
+    on another machine whose bytes the driver wrote here (:mod:`sessions.cluster`)."""
+    part, wav_part = part_path(out_dir, spec), recording_part(out_dir, spec)
     if crash is None and counted.complete and not counted.errors:
         target = final_path(out_dir, spec)
         if wav_part.is_file():
