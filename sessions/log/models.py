@@ -193,6 +193,11 @@ class Opportunity(_Event):
     situation: dict[str, Any] = Field(default_factory=dict)
     llm: dict[str, Any] | None = None
     """For LLM policies: calls, latency_s, tokens."""
+    tendencies: TendencyValues | None = None
+    """The dials in force when this was decided (the header's, then the latest
+    ``dials`` event's); None in logs written before it was logged."""
+    autos: dict[str, bool] | None = None
+    """The auto toggles in force (``interrupt``, ``backchannel``); None in older logs."""
 
 
 class Interruption(_Event):
@@ -203,6 +208,9 @@ class Interruption(_Event):
     cut_t: float | None = None
     cut_word: int | None = None
     text: str = ""
+    tendencies: TendencyValues | None = None
+    """The dials in force when the caller cut in (None in older logs)."""
+    autos: dict[str, bool] | None = None
 
 
 class Backchannel(_Event):
@@ -211,6 +219,9 @@ class Backchannel(_Event):
     trigger: str = "auto"
     token: str = "mm-hmm"
     words_heard: int | None = None
+    tendencies: TendencyValues | None = None
+    """The dials in force when the caller backchannelled (None in older logs)."""
+    autos: dict[str, bool] | None = None
 
 
 class Verdict(_Event):
@@ -266,9 +277,25 @@ class ErrorEvent(_Event):
     message: str
 
 
+class FrameLag(_Model):
+    """How late a real-time call processed its 32 ms frames (seconds after each was due).
+
+    A call whose ``p99_s`` exceeds one frame sent and heard its audio off the beat (the
+    machine could not pace it): its timings are not trusted (:func:`lagged`)."""
+
+    p50_s: float = 0.0
+    p99_s: float = 0.0
+    max_s: float = 0.0
+    frames: int = 0
+    late_frames: int = 0
+    """Frames processed more than one frame late."""
+
+
 class EndEvent(_Event):
     type: Literal["end"] = "end"
     reason: str = "hangup"
+    frame_lag: FrameLag | None = None
+    """Real-time calls only (None on the virtual clock and in older logs)."""
 
 
 class AgentYield(_Event):
@@ -343,6 +370,16 @@ KnownEvent = Annotated[_KnownUnion, Field(discriminator="type")]
 Event = _KnownUnion | UnknownEvent
 KNOWN_TYPES = frozenset(m.model_fields["type"].default for m in get_args(_KnownUnion))
 _KNOWN = TypeAdapter(KnownEvent)
+
+
+LAG_LIMIT_S = 0.032
+"""One frame: a call whose p99 frame lag exceeds it is flagged as lagged."""
+
+
+def lagged(end: EndEvent | None, limit_s: float = LAG_LIMIT_S) -> bool:
+    """The call's frame lag exceeded one frame (p99): its timings are not trusted."""
+    lag = end.frame_lag if end is not None else None
+    return lag is not None and lag.p99_s > limit_s
 
 
 def parse_event(data: dict[str, Any]) -> Event:

@@ -51,7 +51,18 @@ from sessions.call.policy import PolicyDecision, TurnTakingPolicy
 from sessions.call.users import UserProvider
 from sessions.clock import Clock
 from sessions.lines.base import Line
-from sessions.log.models import EndEvent, ErrorEvent, ShortPause, TurnEnd
+from sessions.log.models import (
+    Backchannel,
+    EndEvent,
+    ErrorEvent,
+    Event,
+    FrameLag,
+    Interruption,
+    Opportunity,
+    ShortPause,
+    TendencyValues,
+    TurnEnd,
+)
 
 F = TypeVar("F", bound=FarEnd)
 
@@ -125,6 +136,20 @@ class CallEngine(FramePump, Generic[F]):
     def user(self) -> UserProvider | None:
         return self.caller.user
 
+    def emit(self, event: Event) -> None:
+        """Log ``event``; a decision or an act carries the dials in force, so an audit
+        can tell which dial a decision was made under when they changed mid-call."""
+        if isinstance(event, Opportunity | Interruption | Backchannel):
+            if event.tendencies is None:
+                d = self.tendencies
+                event.tendencies = TendencyValues(alpha=d.alpha, beta=d.beta, gamma=d.gamma)
+            if event.autos is None:
+                event.autos = {
+                    "interrupt": self.auto_interrupt,
+                    "backchannel": self.auto_backchannel,
+                }
+        super().emit(event)
+
     # ---- running ----------------------------------------------------------------------
 
     def run_virtual(self, max_seconds: float | None = None) -> None:
@@ -147,6 +172,7 @@ class CallEngine(FramePump, Generic[F]):
         self._mono0 = time.monotonic() - clock.now()
 
     def _frame_lag(self, lag_s: float) -> None:
+        super()._frame_lag(lag_s)
         self.max_frame_lag_s = max(self.max_frame_lag_s, lag_s)
 
     def monotonic_at(self, t: float) -> float:
@@ -265,7 +291,14 @@ class CallEngine(FramePump, Generic[F]):
         self._ended = True
         self.end_reason = reason
         self.far.hang_up(self.t)
-        self.emit(EndEvent(t=round(self.t, 6), reason=reason))
+        lag = self.frame_lag_summary()
+        self.emit(
+            EndEvent(
+                t=round(self.t, 6),
+                reason=reason,
+                frame_lag=None if lag is None else FrameLag.model_validate(lag),
+            )
+        )
 
     def end(self, reason: str) -> None:
         """End the call now (a far end's or the near end's reason: the agent is done,
