@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from controls.tendencies import Tendencies
 from sessions.call.commands import Command, SetAutos, SetTendencies
 from sessions.call.config import CallConfig
+from sessions.call.engine.realtime import FrameLagStats
 from sessions.clock import Clock
 from sessions.log.models import DialsChanged, Event, TendencyValues
 
@@ -40,7 +40,7 @@ class FramePump:
     adapter: RuleAdapter | None = None
     """``--adapt``: the rule's thresholds follow the agent's rhythm (None: never asked for)."""
     tick_s: float = 0.008
-    """How long the real-time runner sleeps between looks at the clock."""
+    """Kept for far ends that declare it; the pump sleeps until the next frame is due."""
 
     @property
     def ended(self) -> bool:
@@ -59,7 +59,11 @@ class FramePump:
         """Called once before a real-time run starts."""
 
     def _frame_lag(self, lag_s: float) -> None:
-        """How far behind the clock a frame is processed (for the lag statistics)."""
+        """How long after it was due a frame is processed (for the lag statistics)."""
+        stats = getattr(self, "_lag_stats", None)
+        if stats is None:
+            stats = self._lag_stats = FrameLagStats()
+        stats.add(lag_s)
 
     def _run_virtual(self, limit: float) -> None:
         try:
@@ -72,23 +76,23 @@ class FramePump:
             raise
 
     def run_realtime(self, clock: Clock, stop: threading.Event) -> None:
-        """Follow ``clock`` until the call ends or ``stop`` is set (call from a thread)."""
-        self.virtual = False
-        self._on_realtime(clock)
-        try:
-            while not self.ended:
-                if stop.is_set():
-                    self._end("hangup")
-                    break
-                now = clock.now()
-                while self.t + self.config.frame_s <= now and not self.ended:
-                    self._frame_lag(now - self.t)
-                    self.step()
-                    now = clock.now()
-                time.sleep(self.tick_s)
-        except BaseException as exc:
-            self._crash(exc)
-            raise
+        """Follow ``clock`` until the call ends or ``stop`` is set (call from a thread).
+
+        The call runs alone on a :class:`~sessions.call.engine.realtime.RealtimePump` in
+        this thread: the same pump that runs many calls at once in a batch."""
+        from sessions.call.engine.realtime import RealtimePump
+
+        pump = RealtimePump()
+        call = pump.add(self, clock, stop=stop)
+        pump.run()
+        if call.error is not None:
+            raise call.error
+
+    def frame_lag_summary(self) -> dict[str, float | int] | None:
+        """This call's frame lag (p50/p99/max seconds after a frame was due), if it ran in
+        real time; None on the virtual clock."""
+        stats = getattr(self, "_lag_stats", None)
+        return None if stats is None or not len(stats) else stats.summary(self.config.frame_s)
 
     def _init_commands(self) -> None:
         self._commands: queue.Queue[Command] = queue.Queue()
