@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from sessions.lines.base import LineError
 
@@ -72,6 +72,10 @@ class Transport:
     """Refused without an API key unless ``--base-url`` names a local server."""
     options: str = ""
     """The other options it reads, for help ("--base-url, --model")."""
+    rate_param: str = ""
+    """The URL query parameter that names its wire sample rate (``rate``), if any."""
+    rates: tuple[int, ...] = ()
+    """The sample rates ``rate_param`` may name; the first is the default."""
 
     @property
     def form(self) -> str:
@@ -80,7 +84,8 @@ class Transport:
             return self.kind
         first, *others = self.schemes
         tail = "".join(f" (or {self.prefix}{s}://)" for s in others)
-        return f"{self.prefix}{first}://HOST:PORT/PATH{tail}"
+        query = f"[?{self.rate_param}={self.rates[0]}]" if self.rate_param else ""
+        return f"{self.prefix}{first}://HOST:PORT/PATH{query}{tail}"
 
     def matches(self, agent: str) -> bool:
         return agent.startswith(self.prefix) if self.prefix else agent == self.kind
@@ -102,7 +107,27 @@ class Transport:
             raise LineError(
                 f"--agent {agent!r}: the port is not a number from 0 to 65535"
             ) from None
+        if self.rate_param:
+            try:
+                self.rate_of(url)
+            except LineError as exc:
+                raise LineError(f"--agent {agent!r}: {exc}") from None
         return LineSpec(self.kind, url)
+
+    def rate_of(self, url: str) -> int:
+        """The wire sample rate ``url`` names in its :attr:`rate_param` (the first of
+        :attr:`rates` when it names none); :class:`LineError` for any other value."""
+        values = parse_qs(urlsplit(url).query, keep_blank_values=True).get(self.rate_param, [])
+        if not self.rate_param or not values:
+            return self.rates[0] if self.rates else 0
+        rates = sorted(self.rates)
+        allowed = ", ".join(str(r) for r in rates[:-1]) + f" or {rates[-1]}"
+        if len(values) > 1:
+            raise LineError(f"{self.rate_param} is given {len(values)} times; give it once")
+        text = values[0].strip()
+        if not (text.isdigit() and len(text) < 7 and int(text) in self.rates):
+            raise LineError(f"{self.rate_param} must be {allowed} (Hz), not {text[:20]!r}")
+        return int(text)
 
     def build(self, spec: LineSpec, options: LineOptions) -> Line:
         """The line (not yet open), from the transport's own module."""
@@ -177,5 +202,38 @@ register(
         audio="μ-law 8 kHz",
         builder="sessions.lines.twilio:make_line",
         prefix="twilio:",
+    )
+)
+register(
+    Transport(
+        kind="exotel",
+        about="Exotel voice streaming",
+        audio="PCM16 8, 16 or 24 kHz",
+        builder="sessions.lines.exotel:make_line",
+        prefix="exotel:",
+        rate_param="sample-rate",
+        rates=(8000, 16000, 24000),
+    )
+)
+register(
+    Transport(
+        kind="vonage",
+        about="Vonage Voice WebSocket",
+        audio="L16 (PCM16) 16 or 8 kHz",
+        builder="sessions.lines.vonage:make_line",
+        prefix="vonage:",
+        rate_param="rate",
+        rates=(16000, 8000),
+    )
+)
+register(
+    Transport(
+        kind="pcm",
+        about="raw PCM16 WebSocket",
+        audio="PCM16 16, 8 or 24 kHz",
+        builder="sessions.lines.pcm:make_line",
+        prefix="pcm:",
+        rate_param="rate",
+        rates=(16000, 8000, 24000),
     )
 )
