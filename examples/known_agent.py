@@ -1,0 +1,504 @@
+"""A voice agent whose turn-taking is known by construction, for measuring cutin itself.
+
+A WebSocket server on 127.0.0.1 speaking Twilio Media Streams (as the Pipecat bot
+does), with no VAD, no STT and no model: an energy ear (RMS over 20 ms frames) and
+pre-rendered espeak-ng speech (a greeting and a long reply whose pauses are exact SSML
+breaks), rendered once per process. Every behaviour is an option with an exact time:
+
+    python examples/known_agent.py --port 0 --yield-after-ms 300 --answer-after-ms 800 \\
+        --truth truth.jsonl
+    cutin-known-agent: listening ws://127.0.0.1:40113/
+
+**One clock, the line's samples.** The agent counts the caller's 8 kHz samples as
+they arrive (cutin sends audio, silence included, all the time), and sends exactly as
+many samples back for every sample it hears, ``--lead-ms`` ahead (sent on ``start``,
+before cutin plays anything). So the n-th sample it sends plays at line time n / 8000
+on cutin's side, and the n-th sample it hears left cutin at n / 8000: its truth file
+and cutin's log share one time axis, without wall clocks, at any pacing.
+
+Because its audio runs ``--lead-ms`` ahead of what it hears, a decision it takes
+now changes its audio from ``lead`` later at the earliest; delays shorter than that
+land at the earliest sample it can still change, and the truth file says where.
+Decisions that can wait (answer, talk into a pause) are taken ``lead`` early so they
+play at the exact time asked.
+
+The truth file (``--truth FILE``, JSON Lines, one object per event, every time in
+seconds of line time) holds: ``sound_start``/``sound_end`` (the caller's sounds as it
+heard them: first and last sample at or over the level), ``ignored`` (a sound it let
+pass), ``speak`` (it starts its greeting or reply; ``why``: greeting, answer,
+talk_into_pause), ``stop`` (it stopped for the caller: ``t`` its last sample of
+sound, ``onset_t`` the sound it stopped for, ``latency_s``), ``resume`` (the short
+burst after a stop), ``done`` (a turn it finished by itself) and ``call_start`` /
+``call_end``. Every event carries ``call`` (the connection's number) and
+``stream_sid``.
+
+One pipeline per connection (concurrent calls); a few numpy operations per 20 ms of
+audio, so nearly no CPU. ``--clear`` also sends Twilio's ``clear`` once a stop has
+played (it then drops only silence, so the stop stays exact, but later times shift by
+up to the lead: the truth marks that call ``cleared``). Ctrl-C stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import itertools
+import json
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from sessions.lines.codec import StreamResampler, decode_ulaw, encode_ulaw
+from sessions.speech.tts import EspeakTts, TtsError
+
+READY_PREFIX = "cutin-known-agent: listening "
+RATE = 8000
+FRAME = 160
+"""The ear's frame: 20 ms at 8 kHz, Twilio's chunk."""
+MARK = 0.02
+"""A sample at or over this amplitude is sound, in the truth's times (cutin's level)."""
+
+GREETING = "<speak>Hello, you are through to the test line.</speak>"
+REPLY_PHRASES = (
+    "I have your order open here",
+    "and I can see the address we have on file",
+    "which is the one on Elm Street from last year",
+    "the parcel left our warehouse on Monday morning",
+    "and the courier expects to deliver it by Thursday",
+    "the tracking number is in the email we sent you",
+)
+
+
+def reply_ssml(pause_ms: int) -> str:
+    return "<speak>" + f'<break time="{pause_ms}ms"/>'.join(REPLY_PHRASES) + ".</speak>"
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    yield_after: int | None
+    """Samples from a caller sound's onset to the stop (None: never yields)."""
+    ignore_shorter: int
+    answer_after: int | None
+    """Samples of caller silence before it answers (None: never answers)."""
+    talk_after: int | None
+    """Samples of caller silence before it talks into a pause (None: waits to answer)."""
+    resume: int
+    resume_gap: int
+    greet_at: int | None
+    gap: int
+    """Quiet samples that end a caller sound."""
+    level: float
+    lead: int
+    clear: bool
+
+
+@dataclass
+class Speech:
+    greeting: np.ndarray
+    reply: np.ndarray
+    burst: np.ndarray
+    """The loudest stretch of the reply, played as a short resumption."""
+
+
+def render(pause_ms: int, voice: str, wpm: int, level: float) -> Speech:
+    """The agent's speech at 8 kHz, rendered once, with near-silence made exact zero."""
+    tts = EspeakTts(voice=voice, words_per_minute=wpm)
+    down = StreamResampler(16000, RATE)
+
+    def at_8k(ssml: str) -> np.ndarray:
+        audio = down.process(tts.synthesize_ssml(ssml))
+        down.reset()
+        # Below a tenth of the ear's level is silence, exactly, so silences are exact.
+        audio[np.abs(audio) < level / 10] = 0.0
+        return audio.astype(np.float32)
+
+    greeting, reply = at_8k(GREETING), at_8k(reply_ssml(pause_ms))
+    energy = np.convolve(reply**2, np.ones(FRAME * 10), mode="valid")
+    i = int(np.argmax(energy))
+    return Speech(greeting, reply, reply[i : i + FRAME * 10].copy())
+
+
+@dataclass
+class Turn:
+    audio: np.ndarray
+    start: int
+    stop: int | None = None
+    resume: tuple[int, int] | None = None
+    done_logged: bool = False
+
+    @property
+    def end(self) -> int:
+        natural = self.start + self.audio.size
+        return natural if self.stop is None else min(natural, self.stop)
+
+    def first_sound(self) -> int:
+        nz = np.flatnonzero(np.abs(self.audio) >= MARK)
+        return self.start + (int(nz[0]) if nz.size else 0)
+
+    def last_sound(self, before: int) -> int | None:
+        """The line time just after its last sample of sound before ``before``."""
+        upto = min(before, self.end) - self.start
+        if upto <= 0:
+            return None
+        nz = np.flatnonzero(np.abs(self.audio[:upto]) >= MARK)
+        return None if nz.size == 0 else self.start + int(nz[-1]) + 1
+
+
+@dataclass
+class Pipeline:
+    """One call: the ear, the agent's turns and its output clock."""
+
+    b: Behaviour
+    speech: Speech
+    log: Any
+    heard: int = 0
+    sent: int = 0
+    pending: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    sound_on: int | None = None
+    last_loud: int | None = None
+    quiet_since_answer: bool = True
+    """No caller sound since the agent last started a turn."""
+    stopped_for: int | None = None
+    turn: Turn | None = None
+    cleared: bool = False
+    clear_due: int | None = None
+
+    def hear(self, audio: np.ndarray) -> None:
+        self.pending = np.concatenate([self.pending, audio])
+        while self.pending.size >= FRAME:
+            frame, self.pending = self.pending[:FRAME], self.pending[FRAME:]
+            self._frame(frame)
+            self.heard += FRAME
+
+    def _frame(self, frame: np.ndarray) -> None:
+        b, n0 = self.b, self.heard
+        loud_idx = np.flatnonzero(np.abs(frame) >= MARK)
+        if loud_idx.size == 0:
+            loud_idx = np.flatnonzero(np.abs(frame) >= b.level)
+        loud = float(np.sqrt(np.mean(frame.astype(np.float64) ** 2))) >= b.level
+        if loud and loud_idx.size:
+            if self.sound_on is None:
+                self.sound_on = n0 + int(loud_idx[0])
+                self.log("sound_start", self.sound_on)
+            self.last_loud = n0 + int(loud_idx[-1]) + 1
+            if not self._speaking_at(n0):
+                self.quiet_since_answer = False  # a sound it did not talk over wants an answer
+            self._maybe_stop()
+        elif (
+            self.sound_on is not None
+            and self.last_loud is not None
+            and n0 + FRAME - self.last_loud >= b.gap
+        ):
+            self._sound_ended()
+        self._maybe_talk()
+        if self.clear_due is not None and n0 + FRAME >= self.clear_due:
+            self.clear_due = None
+            self.cleared = True
+            self.log("clear", n0 + FRAME)
+
+    def _sound_ended(self) -> None:
+        assert self.sound_on is not None and self.last_loud is not None
+        length = self.last_loud - self.sound_on
+        self.log("sound_end", self.last_loud, duration_s=length / RATE)
+        t = self.turn
+        if t is not None and t.stop is None and t.start <= self.sound_on < t.end:
+            self.log("ignored", self.last_loud, onset_t=self.sound_on / RATE)
+        self.sound_on = None
+
+    def _speaking_at(self, n: int) -> bool:
+        t = self.turn
+        return t is not None and t.start <= n < t.end
+
+    def _maybe_stop(self) -> None:
+        b, t, on = self.b, self.turn, self.sound_on
+        if b.yield_after is None or t is None or on is None or t.stop is not None:
+            return
+        if not self._speaking_at(on) or self.last_loud is None:
+            return
+        if self.last_loud - on < b.ignore_shorter:
+            return
+        stop = max(on + b.yield_after, self.sent)
+        t.stop = stop
+        self.stopped_for = on
+        end = t.last_sound(stop)
+        final = end if end is not None else stop
+        if b.resume:
+            r0 = stop + b.resume_gap
+            t.resume = (r0, r0 + b.resume)
+            burst = np.flatnonzero(np.abs(self.speech.burst[: b.resume]) >= MARK)
+            final = r0 + (int(burst[-1]) + 1 if burst.size else b.resume)
+            self.log("resume", r0, end_t=final / RATE)
+        self.log(
+            "stop", final, onset_t=on / RATE, latency_s=(final - on) / RATE, decided_t=stop / RATE
+        )
+        if b.clear:
+            self.clear_due = final
+
+    def _maybe_talk(self) -> None:
+        """Answer (or talk into a pause) once the caller has been quiet long enough."""
+        b, t = self.b, self.turn
+        if t is not None:
+            busy_until = max(t.end, t.resume[1] if t.resume else 0)
+            if self.sent < busy_until:
+                return  # its own audio is still going out
+            if not t.done_logged:
+                t.done_logged = True
+                if t.stop is None:
+                    self.log("done", t.last_sound(t.end) or t.end)
+        if self.quiet_since_answer or self.last_loud is None:
+            return
+        waits = [w for w in (b.answer_after, b.talk_after) if w is not None]
+        if not waits:
+            return
+        wait = min(waits)
+        # Decided a lead early (the audio it sends now plays that much later), so the
+        # turn starts exactly ``wait`` after the caller's last sound.
+        if self.heard + FRAME + b.lead <= self.last_loud + wait:
+            return
+        start = max(self.last_loud + wait, self.sent)
+        talks_early = b.talk_after is not None and (
+            b.answer_after is None or b.talk_after < b.answer_after
+        )
+        self._speak(self.speech.reply, start, "talk_into_pause" if talks_early else "answer")
+
+    def _speak(self, audio: np.ndarray, start: int, why: str) -> None:
+        if self.sound_on is not None:
+            self._sound_ended()  # what the caller says from now on is a new sound
+        self.turn = Turn(audio, start)
+        self.stopped_for = None
+        self.quiet_since_answer = True
+        sound = self.turn.first_sound()
+        self.log("speak", start, why=why, sound_t=sound / RATE, duration_s=audio.size / RATE)
+
+    def produce(self, n: int) -> np.ndarray:
+        """The next ``n`` samples of the agent's audio (line times sent .. sent + n)."""
+        b = self.b
+        if self.turn is None and b.greet_at is not None and self.sent + n > b.greet_at:
+            self._speak(self.speech.greeting, max(b.greet_at, self.sent), "greeting")
+        out = np.zeros(n, np.float32)
+        t, m0 = self.turn, self.sent
+        if t is not None:
+            lo, hi = max(m0, t.start), min(m0 + n, t.end)
+            if hi > lo:
+                out[lo - m0 : hi - m0] = t.audio[lo - t.start : hi - t.start]
+            if t.resume is not None:
+                r0, r1 = t.resume
+                lo, hi = max(m0, r0), min(m0 + n, r1)
+                if hi > lo:
+                    out[lo - m0 : hi - m0] = self.speech.burst[lo - r0 : hi - r0]
+        self.sent += n
+        return out
+
+
+class Truth:
+    """The ground-truth file: one JSON object a line, flushed as it is written."""
+
+    def __init__(self, out: TextIO | None) -> None:
+        self._out = out
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._out is not None:
+            self._out.write(json.dumps(record) + "\n")
+            self._out.flush()
+
+
+async def serve_call(ws: Any, number: int, b: Behaviour, speech: Speech, truth: Truth) -> None:
+    sid = ""
+
+    def log(event: str, n: int, **extra: Any) -> None:
+        record = {"call": number, "stream_sid": sid, "event": event, "t": round(n / RATE, 6)}
+        record.update({k: round(v, 6) if isinstance(v, float) else v for k, v in extra.items()})
+        truth.write(record)
+
+    p = Pipeline(b, speech, log)
+
+    async def send(samples: np.ndarray) -> None:
+        payload = base64.b64encode(encode_ulaw(samples)).decode("ascii")
+        await ws.send(
+            json.dumps({"event": "media", "streamSid": sid, "media": {"payload": payload}})
+        )
+
+    try:
+        async for raw in ws:
+            try:
+                message = json.loads(raw)
+            except (ValueError, TypeError):
+                continue
+            if not isinstance(message, dict):
+                continue
+            event = message.get("event")
+            if event == "start":
+                sid = str(message.get("streamSid") or message.get("start", {}).get("streamSid", ""))
+                log("call_start", 0, lead_s=b.lead / RATE)
+                await send(p.produce(b.lead))
+            elif event == "media" and sid:
+                media = message.get("media")
+                payload = media.get("payload") if isinstance(media, dict) else None
+                if not isinstance(payload, str):
+                    continue
+                try:
+                    audio = decode_ulaw(base64.b64decode(payload, validate=True))
+                except ValueError:
+                    continue
+                p.hear(audio)
+                out = p.produce(p.heard + p.pending.size + b.lead - p.sent)
+                if out.size:
+                    await send(out)
+                if p.cleared:
+                    p.cleared = False
+                    await ws.send(json.dumps({"event": "clear", "streamSid": sid}))
+            elif event == "stop":
+                break
+    except Exception as exc:  # a broken connection ends this call, never the server
+        if not type(exc).__name__.startswith("Connection"):
+            print(f"known_agent: call {number}: {exc}", file=sys.stderr, flush=True)
+    finally:
+        log("call_end", p.heard)
+
+
+def ms(value: int | None) -> int | None:
+    return None if value is None else round(value * RATE / 1000)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="known_agent.py",
+        description="A Twilio Media Streams voice agent whose turn-taking is known exactly.",
+    )
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    ap.add_argument("--port", type=int, default=8766, help="port (0 picks a free one)")
+    ap.add_argument("--truth", type=Path, help="write the ground truth here (JSON Lines)")
+    ap.add_argument(
+        "--yield-after-ms",
+        type=int,
+        default=300,
+        help="stop this long after a caller sound starts over its speech",
+    )
+    ap.add_argument("--never-yield", action="store_true", help="talk on over the caller")
+    ap.add_argument(
+        "--ignore-shorter-ms",
+        type=int,
+        default=0,
+        help="caller sounds shorter than this never stop it",
+    )
+    ap.add_argument(
+        "--answer-after-ms",
+        type=int,
+        default=800,
+        help="answer this long after the caller's sound ends",
+    )
+    ap.add_argument("--never-answer", action="store_true", help="never answer")
+    ap.add_argument(
+        "--talk-into-pauses-after-ms",
+        type=int,
+        help="start talking once the caller paused this long, mid-turn or not",
+    )
+    ap.add_argument(
+        "--resume-ms",
+        type=int,
+        default=0,
+        help="after a stop, a burst of sound this long, then silence",
+    )
+    ap.add_argument(
+        "--resume-gap-ms",
+        type=int,
+        default=100,
+        help="silence between the stop and the resumption burst",
+    )
+    ap.add_argument(
+        "--greet-after-ms",
+        type=int,
+        default=500,
+        help="when it greets (line time); negative: no greeting",
+    )
+    ap.add_argument(
+        "--gap-ms",
+        type=int,
+        default=200,
+        help="quiet that ends a caller sound (shorter gaps are inside it)",
+    )
+    ap.add_argument(
+        "--level-db",
+        type=float,
+        default=-40.0,
+        help="RMS level (dBFS) of a 20 ms frame that counts as sound",
+    )
+    ap.add_argument(
+        "--lead-ms", type=int, default=100, help="how far its audio runs ahead of what it hears"
+    )
+    ap.add_argument("--pause-ms", type=int, default=400, help="pauses inside its reply")
+    ap.add_argument(
+        "--clear",
+        action="store_true",
+        help="send Twilio's clear once a stop has played (module help)",
+    )
+    ap.add_argument("--voice", default="en-us", help="espeak-ng voice")
+    ap.add_argument("--wpm", type=int, default=165, help="espeak-ng speaking rate")
+    args = ap.parse_args(argv)
+    if args.lead_ms < 60:
+        ap.error("--lead-ms must be at least 60 (cutin takes 32 ms frames)")
+    if not 0 <= args.port <= 65535:
+        ap.error("--port must be 0-65535")
+    return args
+
+
+def behaviour(args: argparse.Namespace) -> Behaviour:
+    lead = ms(args.lead_ms)
+    assert lead is not None
+    return Behaviour(
+        yield_after=None if args.never_yield else ms(max(0, args.yield_after_ms)),
+        ignore_shorter=ms(max(0, args.ignore_shorter_ms)) or 0,
+        answer_after=None if args.never_answer else ms(max(0, args.answer_after_ms)),
+        talk_after=ms(args.talk_into_pauses_after_ms),
+        resume=ms(max(0, args.resume_ms)) or 0,
+        resume_gap=ms(max(0, args.resume_gap_ms)) or 0,
+        greet_at=None if args.greet_after_ms < 0 else ms(args.greet_after_ms),
+        gap=ms(max(20, args.gap_ms)) or FRAME,
+        level=float(10 ** (args.level_db / 20)),
+        lead=lead,
+        clear=bool(args.clear),
+    )
+
+
+async def main(args: argparse.Namespace) -> int:
+    from websockets.asyncio.server import serve
+
+    b = behaviour(args)
+    try:
+        speech = render(args.pause_ms, args.voice, args.wpm, b.level)
+    except TtsError as exc:
+        print(f"known_agent: {exc}", file=sys.stderr)
+        return 2
+    out = args.truth.open("a", encoding="utf-8") if args.truth else None
+    truth, numbers = Truth(out), itertools.count()
+
+    async def handler(ws: Any) -> None:
+        await serve_call(ws, next(numbers), b, speech, truth)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        async with serve(handler, args.host, args.port, max_size=1 << 20) as server:
+            port = next(iter(server.sockets)).getsockname()[1]
+            print(f"{READY_PREFIX}ws://{args.host}:{port}/", flush=True)
+            await stop.wait()
+    except OSError as exc:
+        print(f"known_agent: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if out is not None:
+            out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(parse_args())))

@@ -1,0 +1,142 @@
+"""The known-behaviour agent (examples/known_agent.py) as a subprocess for tests.
+
+    with running_known_agent("--yield-after-ms", "300") as agent:
+        line = TwilioLine(agent.url)
+        ...
+        agent.truth()                       # its ground truth, parsed
+        agent.events("stop", call=0)        # one kind, one connection
+
+It listens on a free port of 127.0.0.1; the context waits for its ready line
+(``cutin-known-agent: listening ws://...``) and fails with its stderr if none comes.
+Its truth file is in a temporary folder that lives as long as the context. Every
+time in the truth is line time: the agent's n-th sample heard left cutin at
+n / 8000 s of call time, and its n-th sample sent plays at n / 8000 s (see the
+example's docstring), so truth and cutin's log compare directly. On exit the agent
+gets SIGINT, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+AGENT = REPO_ROOT / "examples" / "known_agent.py"
+READY_PREFIX = "cutin-known-agent: listening "
+START_TIMEOUT_S = 60.0
+
+
+@dataclass
+class KnownAgent:
+    url: str
+    process: subprocess.Popen[str]
+    truth_path: Path
+    stderr_path: Path
+    lines: list[str] = field(default_factory=list)
+    _queue: queue.Queue[str] = field(default_factory=queue.Queue)
+
+    def truth(self) -> list[dict[str, Any]]:
+        """Every truth record written so far (a torn last line is left out)."""
+        try:
+            text = self.truth_path.read_text(encoding="utf-8")
+        except OSError:
+            return []
+        out = []
+        for line in text.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                break
+        return out
+
+    def events(self, kind: str, call: int | None = None) -> list[dict[str, Any]]:
+        return [
+            r for r in self.truth() if r["event"] == kind and (call is None or r["call"] == call)
+        ]
+
+    def wait_for(self, kind: str, timeout: float = 30.0, call: int | None = None) -> None:
+        """Until the truth holds an event of ``kind`` (e.g. ``call_end`` after a hang-up)."""
+        deadline = time.monotonic() + timeout
+        while not self.events(kind, call):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the known agent wrote no {kind!r} within {timeout} s")
+            time.sleep(0.05)
+
+    def stderr_tail(self, n: int = 30) -> str:
+        try:
+            text = self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-n:])
+
+
+def _pump(stream: Any, into: queue.Queue[str]) -> None:
+    for line in stream:
+        into.put(line.rstrip("\n"))
+
+
+@contextmanager
+def running_known_agent(
+    *args: str, start_timeout_s: float = START_TIMEOUT_S
+) -> Iterator[KnownAgent]:
+    """Start the agent with ``args`` on a free port; stop it afterwards."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    with tempfile.TemporaryDirectory(prefix="cutin-known-agent-") as tmp:
+        truth = Path(tmp) / "truth.jsonl"
+        stderr_path = Path(tmp) / "stderr.txt"
+        with stderr_path.open("w") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, str(AGENT), "--port", "0", "--truth", str(truth), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                env=env,
+                cwd=REPO_ROOT,
+            )
+        agent = KnownAgent("", process, truth, stderr_path)
+        threading.Thread(target=_pump, args=(process.stdout, agent._queue), daemon=True).start()
+        try:
+            deadline = time.monotonic() + start_timeout_s
+            while not agent.url:
+                try:
+                    line = agent._queue.get(timeout=0.05)
+                except queue.Empty:
+                    line = ""
+                if line:
+                    agent.lines.append(line)
+                if line.startswith(READY_PREFIX):
+                    agent.url = line[len(READY_PREFIX) :].strip()
+                elif process.poll() is not None:
+                    raise AssertionError(
+                        f"the known agent exited with {process.returncode} before it was "
+                        f"ready:\n{agent.stderr_tail()}"
+                    )
+                elif time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"the known agent printed no ready line within {start_timeout_s:g} s:"
+                        f"\n{agent.stderr_tail()}"
+                    )
+            yield agent
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=5)
+            if process.stdout is not None:
+                process.stdout.close()
