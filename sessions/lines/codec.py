@@ -11,7 +11,9 @@ designs, built and run with numpy alone, so a line does not import ``scipy.signa
 whose state is carried from one chunk to the next, so the output of a stream cut into
 arbitrary chunks equals the output of the whole stream and chunk boundaries make no
 clicks. It is causal: the output lags the input by :attr:`StreamResampler.delay_s`
-(about a millisecond for 8 ↔ 16 kHz).
+(about a millisecond for 8 ↔ 16 kHz). Its memory is bounded: a long input is filtered
+in blocks of at most :data:`WINDOW_CELLS` window values, so one huge message from an
+agent costs a few megabytes, not gigabytes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 Audio = npt.NDArray[np.float32]
+
+WINDOW_CELLS = 1 << 18
+"""The most filter-window values :class:`StreamResampler` holds at once (2 MiB of
+float64): its memory is bounded whatever size of input one call is handed."""
 
 ULAW_SILENCE = 0xFF
 """The μ-law byte for a zero sample."""
@@ -99,6 +105,10 @@ class StreamResampler:
         """The last ``len(taps) - 1`` samples of the zero-stuffed input (the filter's state)."""
         self._phase = 0
         """Index, in the upsampled stream, of the next sample to keep, minus what was consumed."""
+        outputs = max(1, WINDOW_CELLS // taps.size)
+        self._block = max(1, outputs * self.down // self.up)
+        """Input samples resampled at once: their window matrix (one row of taps per
+        output) stays within :data:`WINDOW_CELLS`, whatever one call is handed."""
 
     @property
     def delay_s(self) -> float:
@@ -114,6 +124,16 @@ class StreamResampler:
         x = np.asarray(samples, dtype=np.float64).reshape(-1)
         if self._identity:
             return x.astype(np.float32)
+        if x.size <= self._block:
+            return self._process_block(x)
+        # A long input (a hostile agent's megabyte of audio in one message) goes through in
+        # blocks, so the window matrix never holds more than WINDOW_CELLS values at once.
+        blocks = [
+            self._process_block(x[i : i + self._block]) for i in range(0, x.size, self._block)
+        ]
+        return np.concatenate(blocks)
+
+    def _process_block(self, x: npt.NDArray[np.float64]) -> Audio:
         if x.size == 0:
             return np.zeros(0, dtype=np.float32)
         stuffed = np.zeros(self._history.size + x.size * self.up, dtype=np.float64)
