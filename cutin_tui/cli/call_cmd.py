@@ -88,7 +88,9 @@ def agent_choice(value: str) -> str:
     if value.startswith(("ws://", "wss://")):
         # A bare URL does not say which protocol is spoken on it (Twilio Media
         # Streams is one of several), so it is not guessed.
-        spoken = "; ".join(f"for {t.about}: {t.prefix}{value}" for t in transports() if t.prefix)
+        spoken = "; ".join(
+            f"for {t.about}: {t.prefix}{value}" for t in transports() if t.prefix and t.schemes
+        )
         raise argparse.ArgumentTypeError(
             f"{value!r} does not say which protocol the agent speaks ({spoken}); "
             f"use {agent_forms()}"

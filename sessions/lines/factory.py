@@ -63,7 +63,7 @@ def parse_line_agent(agent: str) -> LineSpec:
     found = _transport_of(agent)
     if found is None:
         raise LineError(f"--agent {agent!r}: not a line; use {agent_forms()}")
-    if found.prefix and not agent.startswith(found.prefix):  # the bare URL
+    if found.prefix and not found.parser and not agent.startswith(found.prefix):  # bare URL
         agent = found.prefix + agent
     return found.parse(agent)
 

@@ -16,6 +16,7 @@ the bottom of this file. Stdlib only.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, urlsplit
@@ -72,6 +73,13 @@ class Transport:
     """Refused without an API key unless ``--base-url`` names a local server."""
     options: str = ""
     """The other options it reads, for help ("--base-url, --model")."""
+    parser: str = ""
+    """``module:function`` parsing ``--agent`` itself, for an address that is no URL of
+    :attr:`schemes` (``sip:USER@HOST``); the module must be stdlib only."""
+    shape: str = ""
+    """How ``--agent`` names it when :attr:`parser` is set ("sip:USER@HOST[:PORT]")."""
+    also: tuple[str, ...] = ()
+    """Other prefixes it answers to, to refuse them with the reason ("sips:")."""
     rate_param: str = ""
     """The URL query parameter that names its wire sample rate (``rate``), if any."""
     rates: tuple[int, ...] = ()
@@ -82,18 +90,26 @@ class Transport:
         """How ``--agent`` names it, as help and refusals say it."""
         if not self.prefix:
             return self.kind
+        if self.shape:
+            return self.shape
         first, *others = self.schemes
         tail = "".join(f" (or {self.prefix}{s}://)" for s in others)
         query = f"[?{self.rate_param}={self.rates[0]}]" if self.rate_param else ""
         return f"{self.prefix}{first}://HOST:PORT/PATH{query}{tail}"
 
     def matches(self, agent: str) -> bool:
-        return agent.startswith(self.prefix) if self.prefix else agent == self.kind
+        if not self.prefix:
+            return agent == self.kind
+        return agent.startswith(self.prefix) or agent.lower().startswith(self.also)
 
     def parse(self, agent: str) -> LineSpec:
         """The :class:`LineSpec` of ``agent``; :class:`LineError` with the fix if malformed."""
         if not self.prefix:
             return LineSpec(self.kind)
+        if self.parser:
+            module, _, function = self.parser.partition(":")
+            parse: Callable[[str], LineSpec] = getattr(importlib.import_module(module), function)
+            return parse(agent)
         url = agent.removeprefix(self.prefix)
         try:
             parts = urlsplit(url)
@@ -235,5 +251,19 @@ register(
         prefix="pcm:",
         rate_param="rate",
         rates=(16000, 8000, 24000),
+    )
+)
+register(
+    Transport(
+        kind="sip",
+        about="SIP",
+        audio="PCMU/PCMA 8 kHz over RTP",
+        builder="sessions.lines.sip:make_line",
+        prefix="sip:",
+        schemes=(),
+        parser="sessions.lines.sip_uri:parse_agent",
+        shape="sip:USER@HOST[:PORT]",
+        also=("sips:",),
+        options="DTMF; CUTIN_SIP_USER, CUTIN_SIP_PASSWORD, CUTIN_SIP_REGISTRAR",
     )
 )
