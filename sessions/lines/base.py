@@ -58,6 +58,8 @@ class NoticeKind(StrEnum):
     """The line ended (``data["by"]``: "agent" | "cutin"; ``data["code"]``)."""
     FAILED = "failed"
     """The line dropped (connection lost, refused, timed out)."""
+    DTMF = "dtmf"
+    """Keypad digits went to the agent (SIP, RFC 4733; ``data["digits"]``)."""
 
 
 @dataclass(frozen=True, slots=True)
