@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,23 +69,40 @@ def silero_model_path() -> Path:
     )
 
 
+_sessions: dict[Path, Any] = {}
+_sessions_lock = threading.Lock()
+
+
+def _onnx_session(path: Path) -> Any:
+    """The process's onnxruntime session for ``path`` (loaded on first use)."""
+    with _sessions_lock:
+        session = _sessions.get(path)
+        if session is None:
+            import onnxruntime as ort
+
+            opts = ort.SessionOptions()
+            # One thread: frames are tiny, and the audio callback must not be starved.
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            session = ort.InferenceSession(
+                str(path), sess_options=opts, providers=["CPUExecutionProvider"]
+            )
+            _sessions[path] = session
+        return session
+
+
 class SileroOnnxVad:
     """Silero VAD v6 on onnxruntime, one thread, state carried across calls."""
 
     name = "onnx"
 
     def __init__(self, model_path: str | Path | None = None) -> None:
-        import onnxruntime as ort
-
         path = Path(model_path) if model_path is not None else silero_model_path()
-        opts = ort.SessionOptions()
-        # One thread: frames are tiny, and the audio callback must not be starved.
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        self._session: Any = ort.InferenceSession(
-            str(path), sess_options=opts, providers=["CPUExecutionProvider"]
-        )
+        # One loaded session per model file in the process, shared by every call (an
+        # onnxruntime session may be run from several threads); the LSTM state and the
+        # context, which make a stream, are this object's own.
+        self._session: Any = _onnx_session(path)
         self.model_path = path
         self.reset()
 

@@ -17,6 +17,7 @@ agent has spoken so far, and the estimate is logged beside the decision.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -72,6 +73,7 @@ class AgentEars:
         self.inline = inline
         self._turn: _TurnAudio | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._futures: list[Future[None]] = []
         self._lock = threading.Lock()
         self._words_total = 0
         self._speech_total_s = 0.0
@@ -118,7 +120,7 @@ class AgentEars:
             if self.inline or self._pool is None:
                 done.set_result(None)
                 return done
-            return self._pool.submit(lambda: None)  # after the segments already queued
+            return self._queue(lambda: None)  # after the segments already queued
         start = turn.cut
         audio = turn.audio(start - round(PAD_S * SAMPLE_RATE), upto)
         offset = turn.t0 + max(0, start - round(PAD_S * SAMPLE_RATE)) / SAMPLE_RATE
@@ -140,10 +142,23 @@ class AgentEars:
             work()
             done.set_result(None)
             return done
+        return self._queue(work)
+
+    def _queue(self, work: Callable[[], None]) -> Future[None]:
+        """On the process's one STT thread (shared by every call), remembered so that
+        :meth:`close` cancels only this call's pending work."""
+        future = self._worker().submit(work)
         with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(1, thread_name_prefix="cutin-agent-stt")
-            return self._pool.submit(work)
+            self._futures = [f for f in self._futures if not f.done()]
+            self._futures.append(future)
+        return future
+
+    def _worker(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            from sessions.speech.shared import stt_worker
+
+            self._pool = stt_worker()
+        return self._pool
 
     def _transcribe(self, audio: Audio, t0: float) -> list[TimedWord]:
         assert self.transcriber is not None
@@ -210,5 +225,7 @@ class AgentEars:
         return words, round(max(0.0, untranscribed) * self.words_per_s())
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            futures, self._futures = self._futures, []
+        for future in futures:
+            future.cancel()  # the shared worker goes on serving the other calls

@@ -88,7 +88,7 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     """Load espeak-ng, the backchannel tokens, VAD and STT; their errors say the fix."""
     from sessions.settings import Settings
     from sessions.speech.backchannel_cache import BackchannelCache
-    from sessions.speech.stt import Transcriber
+    from sessions.speech.shared import cached_speech, shared_transcriber
     from sessions.speech.tts import EspeakTts, Speech, speak_caller
     from sessions.speech.vad import load_vad
 
@@ -97,12 +97,17 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     cache = BackchannelCache(tts, cache_dir, config.backchannel_tokens).load()
     tokens = {t: cache.get(t) for t in config.backchannel_tokens}
     vad = load_vad(spec.vad)
-    transcriber = Transcriber(model=spec.stt, cpu_threads=1).load()
+    # Loaded once per process and shared by every call of a batch (so are VAD and speech).
+    transcriber = shared_transcriber(spec.stt, cpu_threads=1)
     ears = AgentEars(vad, transcriber, inline=virtual)
     hesitations = config.profile.style == "human"
 
+    voice_key = f"{tts.cache_key}-{config.profile.style}"
+
     def synthesize(text: str) -> Speech:
-        return speak_caller(tts, text, hesitations=hesitations)
+        return cached_speech(
+            voice_key, text, lambda said: speak_caller(tts, said, hesitations=hesitations)
+        )
 
     synth = Synthesizer(synthesize, inline=virtual)
     return RemoteParts(synth, tokens, ears)
