@@ -299,7 +299,7 @@ class ExotelLine(SocketLine):
         elif event == "mark":
             self._on_mark(message)
         elif isinstance(event, str):
-            self._error(f"event:{event[:30]}", f"an unknown event {event[:30]!r}", {"event": event})
+            self._error("unknown_event", f"an unknown event {event[:30]!r}", {"event": event})
         else:
             self._error("no_event", f"a message without an event: {raw[:60]!r}")
 

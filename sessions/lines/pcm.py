@@ -296,9 +296,7 @@ class PcmLine(SocketLine):
         if kind == "clear":
             self._clear("clear")
         elif isinstance(kind, str):
-            self._error(
-                f"type:{kind[:30]}", f"an unknown message type {kind[:30]!r}", {"type": kind}
-            )
+            self._error("unknown_type", f"an unknown message type {kind[:30]!r}", {"type": kind})
         else:
             self._error("no_type", f"a text message without a type: {raw[:60]!r}")
 

@@ -124,10 +124,9 @@ class VonageLine(PcmLine):
             payload = message.get("payload", {})
             if not self._notifies.add(payload):
                 self._error("notify_limit", "over 256 notify actions wait for their audio; dropped")
+            self._answer_notifies()
         elif isinstance(action, str):
-            self._error(
-                f"action:{action[:30]}", f"an unknown action {action[:30]!r}", {"action": action}
-            )
+            self._error("unknown_action", f"an unknown action {action[:30]!r}", {"action": action})
         else:
             self._error("no_action", f"a text message without an action: {raw[:60]!r}")
 
