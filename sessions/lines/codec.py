@@ -80,6 +80,59 @@ def decode_ulaw(data: bytes) -> Audio:
     return (ulaw_to_pcm16(data).astype(np.float32) / 32768.0).astype(np.float32)
 
 
+# -- G.711 A-law (Telnyx's PCMA, SIP) ----------------------------------------------------
+# The European companding law: sign-magnitude, 13-bit linear input, 8 segments (the first
+# two linear), and the even bits inverted on the wire (0x55), so digital silence is 0xD5.
+
+ALAW_SILENCE = 0xD5
+"""The A-law byte for a zero sample."""
+_ALAW_SEGMENT_ENDS = np.array([0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF], dtype=np.int32)
+
+
+def _alaw_decode_table() -> npt.NDArray[np.int16]:
+    codes = np.arange(256, dtype=np.int32) ^ 0x55
+    segment = (codes & 0x70) >> 4
+    magnitude = ((codes & 0x0F) << 4) + np.where(segment == 0, 8, 0x108)
+    magnitude = np.where(segment > 1, magnitude << np.maximum(segment - 1, 0), magnitude)
+    return np.where(codes & 0x80, magnitude, -magnitude).astype(np.int16)
+
+
+_ALAW_DECODE = _alaw_decode_table()
+
+
+def pcm16_to_alaw(samples: npt.NDArray[Any]) -> bytes:
+    """Signed 16-bit samples (any integer array) to A-law bytes, one per sample.
+
+    The ITU G.711 reference encoder on the top 13 bits (bit-exact with the old
+    ``audioop.lin2alaw``).
+    """
+    pcm = np.asarray(samples).astype(np.int32).reshape(-1) >> 3
+    negative = pcm < 0
+    mask = np.where(negative, 0x55, 0xD5)
+    magnitude: npt.NDArray[np.int32] = np.where(negative, -pcm - 1, pcm)
+    segment = np.searchsorted(_ALAW_SEGMENT_ENDS, magnitude, side="left").astype(np.int32)
+    shift = np.where(segment < 2, 1, segment)
+    code = (np.minimum(segment, 7) << 4) | ((magnitude >> shift) & 0x0F)
+    wire = np.bitwise_xor(np.where(segment >= 8, 0x7F, code), mask)
+    return wire.astype(np.uint8).tobytes()
+
+
+def alaw_to_pcm16(data: bytes) -> npt.NDArray[np.int16]:
+    """A-law bytes to signed 16-bit samples (a lookup; every byte is a valid code)."""
+    return _ALAW_DECODE[np.frombuffer(data, dtype=np.uint8)]
+
+
+def encode_alaw(samples: npt.NDArray[Any]) -> bytes:
+    """Float samples in [-1, 1] (clipped) to A-law bytes."""
+    audio = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
+    return pcm16_to_alaw(np.round(audio * 32767.0))
+
+
+def decode_alaw(data: bytes) -> Audio:
+    """A-law bytes to float32 samples in [-1, 1)."""
+    return (alaw_to_pcm16(data).astype(np.float32) / 32768.0).astype(np.float32)
+
+
 class StreamResampler:
     """Resample a stream from ``rate_in`` to ``rate_out``, one chunk at a time.
 
