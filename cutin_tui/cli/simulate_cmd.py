@@ -15,6 +15,7 @@ from controls.tendencies import DEFAULT_TENDENCIES
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import add_caller_style, tendency_list
 from cutin_tui.cli.call_cmd import agent_choice, check_agent_key
+from cutin_tui.cli.simulate_ray import add_ray_options, check_ray, ray_batch
 
 if TYPE_CHECKING:
     from sessions.batch import CallSpec, ConditionSummary
@@ -163,6 +164,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--jobs", type=int, default=1, help="calls run in parallel processes (default 1)"
     )
+    add_ray_options(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -321,6 +323,7 @@ def run(args: argparse.Namespace) -> int:
     from sessions.settings import load_settings
 
     _check_available(args)
+    check_ray(args)
     options = _options(args)
     check_agent_key(args)  # else every call of the batch fails on the missing key
     if _uses_llm(args):
@@ -362,7 +365,12 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     with _progress(len(specs)) as advance:
         try:
-            batch = run_batch(specs, scenarios, options, out_dir, jobs=args.jobs, settings=settings)
+            if args.ray is not None:  # the same plan and filing, on a Ray cluster
+                batch = ray_batch(args, specs, scenarios, options, out_dir, settings)
+            else:
+                batch = run_batch(
+                    specs, scenarios, options, out_dir, jobs=args.jobs, settings=settings
+                )
             for outcome in batch:
                 outcomes.append(outcome)
                 advance(outcome)

@@ -1,0 +1,77 @@
+"""How many calls each Ray node runs at once, from the CPU cost of one call (pure).
+
+A call on the virtual clock runs flat out: it costs one CPU and, being Python, one
+process, so a node gets one single-slot actor per whole CPU. A call on a line runs in
+real time and mostly waits (frames every 20 ms, VAD, STT of the agent, the caller's
+TTS): it costs a fraction of a CPU, so a node gets one actor holding its loaded models
+with as many slots as fractions fit. The actor reserves ``slots × cost`` CPUs, so Ray's
+own accounting sees what the calls use and packs other work around them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+VIRTUAL_CALL_CPUS = 1.0
+"""A virtual-clock call is CPU-bound: one CPU per call."""
+LINE_CALL_CPUS = 0.35
+"""A real-time call on a line: bench/README.md measured 0.31 CPU-s per call-s for a call
+to the Pipecat bot (loop, VAD, STT, caller TTS and a proxy in one process); rounded up."""
+
+
+class PlacementError(ValueError):
+    """No node of the cluster can take a call."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActorSlot:
+    """One actor to start: on which node, how many calls at once, how many CPUs."""
+
+    node_id: str
+    slots: int
+    cpus: float
+
+
+def default_cost(on_line: bool) -> float:
+    return LINE_CALL_CPUS if on_line else VIRTUAL_CALL_CPUS
+
+
+def node_slots(cpus: float, cost: float) -> int:
+    """Calls a node of ``cpus`` CPUs runs at once (a hair of float slack: 1.0 / 0.25 = 4)."""
+    if cost <= 0 or not math.isfinite(cost) or not math.isfinite(cpus) or cpus <= 0:
+        return 0
+    return int(cpus / cost + 1e-9)
+
+
+def plan_actors(
+    nodes: list[tuple[str, float]], cost: float, calls: int, *, shared: bool
+) -> list[ActorSlot]:
+    """Actors for ``calls`` calls on ``nodes`` (node id, CPUs), biggest nodes first, never
+    more slots than calls. ``shared``: one actor per node with all its slots (line calls,
+    one set of models); else one single-slot actor per slot (virtual-clock calls, one
+    process per CPU). Raises :class:`PlacementError` when no node fits one call."""
+    if not math.isfinite(cost) or cost <= 0:
+        raise PlacementError(f"CPUs per call must be a positive number, got {cost:g}")
+    if calls <= 0:
+        return []
+    actors: list[ActorSlot] = []
+    left = calls
+    for node_id, cpus in sorted(nodes, key=lambda n: -n[1]):
+        slots = min(node_slots(cpus, cost), left)
+        if slots <= 0:
+            continue
+        if shared:
+            actors.append(ActorSlot(node_id, slots, round(slots * cost, 4)))
+        else:
+            actors += [ActorSlot(node_id, 1, cost) for _ in range(slots)]
+        left -= slots
+        if left == 0:
+            break
+    if not actors:
+        total = sum(max(c, 0.0) for _, c in nodes)
+        raise PlacementError(
+            f"the Ray cluster has no node with {cost:g} free CPUs for a call "
+            f"({len(nodes)} nodes, {total:g} CPUs in all)"
+        )
+    return actors
