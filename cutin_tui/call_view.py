@@ -59,6 +59,8 @@ class AgentEntry:
     """Where the caller cut in (also set when the agent talked on over them)."""
     starts: list[float] = field(default_factory=list)
     """Start time of each word in ``words`` (when the log gives timings)."""
+    probs: list[float | None] = field(default_factory=list)
+    """The ears' confidence in each heard word (None: a word cutin knows)."""
     black_box: bool = False
     """The agent is on a line (cutin cannot stop it): after a cut its words go on to
     where its audio actually stopped, ``stop_t``."""
@@ -266,6 +268,8 @@ class CallView:
         entry.words.extend(w.word for w in event.words)
         del entry.starts[event.first_index :]
         entry.starts.extend(w.start for w in event.words)
+        del entry.probs[event.first_index :]
+        entry.probs.extend(w.p for w in event.words)
         tl.agent.extend((w.start, w.end) for w in event.words)
 
     def _on_agent_turn_end(self, event: AgentTurnEnd) -> None:

@@ -29,6 +29,7 @@ from replay.report.black_box import (
     line_agent,
     turn_cut,
 )
+from replay.report.confidence import confidence_note, marked, unsure_indices
 from replay.report.wording import (
     CUT,
     GLYPH,
@@ -274,10 +275,14 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
         for stop_t, latency in false_yields(turn):
             pos = bisect_left(starts, stop_t)
             marks.setdefault(pos, []).append((false_yield_mark(latency), "false-yield"))
+    unsure = unsure_indices(turn)
     out: list[Piece] = []
     for i, word in enumerate(spoken):
         out.extend(marks.get(i, ()))
-        out.append((word, "talk-over" if i in over else "agent"))
+        if i in unsure:  # the ears' low confidence: dimmed, with its mark
+            out.append((marked(word), "unsure"))
+        else:
+            out.append((word, "talk-over" if i in over else "agent"))
     out.extend(marks.get(len(spoken), ()))
     if turn.interrupted and bb is None:
         out.append((CUT, "cut"))
@@ -319,6 +324,9 @@ def _agent_lines(turn: Turn, width: int) -> list[Line]:
     note = cut_note(turn, answer, format_time(turn.cut_t))
     if note is not None:
         lines.extend(wrap([(w, "cut-note") for w in note.split()], width))
+    heard = confidence_note(turn)
+    if heard is not None and unsure_indices(turn):
+        lines.extend(wrap([(w, "dim") for w in heard.split()], width))
     lines.extend(clip([_event_text(e)], width) for e in rest)
     return lines
 

@@ -194,8 +194,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scenario",
         metavar="NAME|FILE",
-        default=DEFAULT_SCENARIO,
+        default=None,
         help=f"a shipped scenario name or a scenario TOML file (default {DEFAULT_SCENARIO}; "
+        "for an agent on a line, line-check: open questions, nothing assumed of the agent; "
         "see --list-scenarios)",
     )
     p.add_argument(
@@ -349,13 +350,13 @@ def _preflight(args: argparse.Namespace, stt: str | None) -> None:
 def call_plan(args: argparse.Namespace, settings: Settings) -> CallPlan:
     """The tester's call the arguments ask for, in real time (devices not resolved yet)."""
     from controls.tendencies import Tendencies
-    from sessions.plan import CallPlan, on_line
+    from sessions.plan import CallPlan, default_scenario, on_line
 
     speech = args.speech
     if on_line(args.agent) and speech == "text":
         speech = "espeak"  # the caller's voice on the line (no local device is used)
     return CallPlan(
-        scenario=args.scenario,
+        scenario=args.scenario or default_scenario(args.agent),
         tendencies=Tendencies(args.alpha, args.beta, args.gamma),
         seed=args.seed,
         disfluency_style=args.style,

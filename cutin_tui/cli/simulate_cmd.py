@@ -38,7 +38,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--scenario",
         action="append",
         metavar="NAME|PATH",
-        help="a shipped scenario name or a TOML file; repeat for several (default: all shipped)",
+        help="a shipped scenario name or a TOML file; repeat for several (default: all shipped; "
+        "for an agent on a line, line-check)",
     )
     p.add_argument(
         "--alpha",
@@ -318,6 +319,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
 def run(args: argparse.Namespace) -> int:
     from sessions.batch import RATE_JITTER_DEFAULT, PlanError, conditions, plan_batch
     from sessions.batch_run import BatchMismatch, CallStatus, run_batch
+    from sessions.plan import LINE_SCENARIO, on_line
     from sessions.scenarios import ScenarioError, load_scenario, shipped_scenario_names
     from sessions.scenarios.profile import load_profile
     from sessions.settings import load_settings
@@ -330,7 +332,9 @@ def run(args: argparse.Namespace) -> int:
         options = _with_model(options, _check_llm(args))
     settings = load_settings()
     try:
-        loaded = [load_scenario(s) for s in (args.scenario or shipped_scenario_names())]
+        # An agent on a line gets the caller-only line-check, not the shops' scripts.
+        default = [LINE_SCENARIO] if on_line(options.agent) else shipped_scenario_names()
+        loaded = [load_scenario(s) for s in (args.scenario or default)]
         for sc in loaded:
             name = args.agent_profile or sc.agent.profile
             if name is not None:

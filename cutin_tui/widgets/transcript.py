@@ -16,6 +16,7 @@ from textual.strip import Strip
 
 from cutin_tui.call_view import AgentEntry, Entry, NoteEntry, UserEntry
 from replay.report.black_box import TALKED_ON, false_yield_mark, split_cut, stop_mark
+from replay.report.confidence import is_unsure, marked
 
 LABEL_WIDTH = 7
 _KINDS = ("filler", "repetition", "pause", "repair", "restart")
@@ -31,6 +32,7 @@ class TranscriptView(ScrollView, can_focus=False):
         "transcript--cut",
         "transcript--stop",
         "transcript--talk-over",
+        "transcript--unsure",
         "transcript--false-yield",
         "transcript--unspoken",
         "transcript--rendered",
@@ -169,11 +171,16 @@ class TranscriptView(ScrollView, can_focus=False):
             marks.setdefault(entry.barge_in_word, []).append(Text("▲you", self._style("interrupt")))
         over = self._black_box_marks(entry, marks) if entry.black_box else range(0)
         talk_over = self._style("talk-over")
+        unsure = self._style("unsure")
+        probs = entry.probs
         for i, word in enumerate(entry.words):
             for mark in marks.get(i, ()):
                 text.append_text(mark)
                 text.append(" ")
-            text.append(word, talk_over if i in over else "")
+            if i < len(probs) and is_unsure(probs[i]):  # the ears were not sure of it
+                text.append(marked(word), unsure)
+            else:
+                text.append(word, talk_over if i in over else "")
             text.append(" ")
         for mark in marks.get(len(entry.words), ()):
             text.append_text(mark)

@@ -52,6 +52,7 @@ ROLES = (
     "cut-note",
     "stop",
     "talk-over",
+    "unsure",
     "false-yield",
     "unspoken",
     "dim",

@@ -10,6 +10,7 @@ from typing import Any
 
 from replay.audit.agent_measures import measures_of_trial
 from replay.model import Trial, Turn, Verdict
+from replay.report.confidence import mean_confidence, unsure_indices
 from replay.tau2.tau_voice_metrics import metrics_for_timelines
 from sessions.safe_files import inert_json, terminal_line
 
@@ -56,6 +57,8 @@ def _turn_json(t: Turn) -> dict[str, Any]:
         "text": t.text,
         "spoken": t.spoken,
         "unspoken": t.unspoken,
+        "confidence": _r(mean_confidence(t.words)),
+        "unsure_words": sorted(unsure_indices(t)),
         "interrupted": t.interrupted,
         "cut_t": _r(t.cut_t),
         "cut_word": t.cut_word,

@@ -10,6 +10,7 @@ from replay.judges.columns import judge_groups, judge_title
 from replay.model import Trial, Turn, Verdict
 from replay.report.agent_render import call_html
 from replay.report.black_box import cut_marks, turn_cut
+from replay.report.confidence import marked, unsure_indices
 from replay.report.data import build_report
 from replay.report.wording import (
     CUT,
@@ -50,7 +51,7 @@ details{border:1px solid #e3e3df;border-radius:6px;margin:.6rem 0;background:#ff
 summary{cursor:pointer;padding:.5rem .8rem;font-weight:600}
 details>div{padding:0 .8rem .8rem}
 .agent td.who{color:#1a5fb4}.user td.who{color:#6b4fa3}
-.cut{color:#b3261e;font-weight:700}.unspoken{opacity:.45;text-decoration:line-through}
+.cut{color:#b3261e;font-weight:700}.unsure{opacity:.55}.unspoken{opacity:.45;text-decoration:line-through}
 .talk-over{color:#9a6700;font-style:italic}.stop{color:#9a6700;font-weight:700}
 .ins{border-radius:3px;padding:0 2px}.ins-filler{background:#fde7a9}
 .ins-repetition{background:#cde6ff}.ins-pause{background:#e7d9ff}
@@ -82,21 +83,21 @@ def _html_turn_text(t: Turn) -> str:
         return text
     split = turn_cut(t)
     if split is not None:  # a black-box agent: its talk-over, then where it stopped
-        said = t.spoken.split()
+        said = _h_said(t)
         parts = [
-            _h(" ".join(said[: split.cut])),
+            " ".join(said[: split.cut]),
             f'<span class="cut" title="the tester began at {secs(t.cut_t)} s">{CUT}</span>',
         ]
         if split.stop > split.cut:
-            over = _h(" ".join(said[split.cut : split.stop]))
+            over = " ".join(said[split.cut : split.stop])
             parts.append(f'<span class="talk-over" title="said over the tester">{over}</span>')
         mark = cut_marks(t, split)
         if mark:
             parts.append(f'<span class="stop">{_h(mark)}</span>')
-        parts += [_h(" ".join(said[split.stop :])), _html_false_yields(t)]
+        parts += [" ".join(said[split.stop :]), _html_false_yields(t)]
         return " ".join(p for p in parts if p)
     if t.spoken.strip() or t.unspoken:
-        text = _h(t.spoken)
+        text = " ".join(_h_said(t))
     else:
         text = f'<span class="muted">{_h(placeholder(t))}</span>'
     if t.interrupted:
@@ -105,6 +106,22 @@ def _html_turn_text(t: Turn) -> str:
             text += f' <span class="unspoken" title="never played">{_h(t.unspoken)}</span>'
     marks = _html_false_yields(t)
     return f"{text} {marks}" if marks else text
+
+
+def _h_said(t: Turn) -> list[str]:
+    """The spoken words, escaped; those the ears were unsure of dimmed with their "?"."""
+    unsure = unsure_indices(t)
+    return [
+        f'<span class="unsure" title="heard with {_pct(t.words[i].p)} confidence">'
+        f"{_h(marked(w))}</span>"
+        if i in unsure
+        else _h(w)
+        for i, w in enumerate(t.spoken.split())
+    ]
+
+
+def _pct(p: float | None) -> str:
+    return "?" if p is None else f"{100 * p:.0f} %"
 
 
 def _html_false_yields(t: Turn) -> str:

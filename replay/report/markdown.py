@@ -11,6 +11,7 @@ from replay.judges.columns import judge_groups, judge_title
 from replay.model import Trial, Turn, Verdict
 from replay.report.agent_render import call_markdown
 from replay.report.black_box import cut_marks, turn_cut
+from replay.report.confidence import marked_spoken
 from replay.report.data import build_report
 from replay.report.wording import (
     CUT,
@@ -60,7 +61,7 @@ def _md_turn_text(t: Turn) -> str:
         return f"{_md(t.text)}<br>heard: {marked}{legend}"
     if t.speaker == "user" and t.rendered is not None and t.rendered != t.text:
         return f"{_md(t.text)}<br>heard: {_md(t.rendered)}"
-    words = t.spoken if t.speaker == "agent" else t.text
+    words = marked_spoken(t) if t.speaker == "agent" else t.text
     split = turn_cut(t) if t.speaker == "agent" else None
     if split is not None:  # a black-box agent: its talk-over in italics, then where it stopped
         said = words.split()

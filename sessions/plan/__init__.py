@@ -10,10 +10,12 @@ from controls.tendencies import DEFAULT_TENDENCIES
 from sessions.plan.model import (
     BLACK_BOX_KINDS,
     DEFAULT_SCENARIO,
+    LINE_SCENARIO,
     CallPlan,
     PlanError,
     agent_kind,
     check_plan,
+    default_scenario,
     on_line,
 )
 
@@ -21,9 +23,11 @@ __all__ = [
     "BLACK_BOX_KINDS",
     "DEFAULT_SCENARIO",
     "DEFAULT_TENDENCIES",
+    "LINE_SCENARIO",
     "CallPlan",
     "PlanError",
     "agent_kind",
     "check_plan",
+    "default_scenario",
     "on_line",
 ]

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from sessions.scenarios.model import Scenario
 
 DEFAULT_SCENARIO = "retail-order-change"
+LINE_SCENARIO = "line-check"
+"""A black-box agent's default: the caller's open questions, nothing assumed of the agent
+(a retail scenario would lend it a shop's name and the caller an order number)."""
 
 BLACK_BOX_KINDS: frozenset[str] = LINE_KINDS
 """The header's ``agent.kind`` of a call on a line to a black-box agent."""
@@ -34,6 +37,11 @@ class PlanError(ValueError):
 def on_line(agent: str) -> bool:
     """True for an ``--agent`` value that dials a black-box agent."""
     return is_line_agent(agent)
+
+
+def default_scenario(agent: str) -> str:
+    """The scenario a call to ``agent`` uses when none is asked for."""
+    return LINE_SCENARIO if on_line(agent) else DEFAULT_SCENARIO
 
 
 def agent_kind(agent: str) -> str:

@@ -13,7 +13,12 @@ from sessions.scenarios.model import (
     UserScript,
     Variant,
 )
-from sessions.scenarios.store import list_scenarios, load_scenario, shipped_scenario_names
+from sessions.scenarios.store import (
+    line_scenario_names,
+    list_scenarios,
+    load_scenario,
+    shipped_scenario_names,
+)
 
 __all__ = [
     "AgentScript",
@@ -23,6 +28,7 @@ __all__ = [
     "SuccessCriteria",
     "UserScript",
     "Variant",
+    "line_scenario_names",
     "list_scenarios",
     "load_scenario",
     "shipped_scenario_names",

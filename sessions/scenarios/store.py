@@ -11,14 +11,26 @@ from sessions.safe_files import FileError, clean_text, exists, parse_toml, read_
 from sessions.scenarios.model import MAX_FILE_BYTES, Scenario, ScenarioError
 
 _DATA = "sessions.scenarios.data"
+_LINES = "sessions.scenarios.lines"
+"""Caller-only scenarios for a black-box agent on a line (not in the shipped set that
+``cutin simulate`` runs by default against cutin's own agents)."""
+
+
+def _names(package: str) -> list[str]:
+    return sorted(
+        p.name.removesuffix(".toml")
+        for p in resources.files(package).iterdir()
+        if p.name.endswith(".toml")
+    )
 
 
 def shipped_scenario_names() -> list[str]:
-    return sorted(
-        p.name.removesuffix(".toml")
-        for p in resources.files(_DATA).iterdir()
-        if p.name.endswith(".toml")
-    )
+    return _names(_DATA)
+
+
+def line_scenario_names() -> list[str]:
+    """Scenarios written for an agent on a line (``line-check``)."""
+    return _names(_LINES)
 
 
 def _format_error(where: str, exc: ValidationError) -> str:
@@ -56,10 +68,11 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
         except FileError as exc:
             raise ScenarioError(str(exc)) from None
         return parse_scenario(text, shown_name(path))
-    if text_name in shipped_scenario_names():
-        res = resources.files(_DATA) / f"{text_name}.toml"
-        return parse_scenario(res.read_text(encoding="utf-8"), f"{text_name} (shipped)")
-    known = ", ".join(shipped_scenario_names())
+    for package, names in ((_DATA, shipped_scenario_names()), (_LINES, line_scenario_names())):
+        if text_name in names:
+            res = resources.files(package) / f"{text_name}.toml"
+            return parse_scenario(res.read_text(encoding="utf-8"), f"{text_name} (shipped)")
+    known = ", ".join(shipped_scenario_names() + line_scenario_names())
     raise ScenarioError(f"unknown scenario {text_name!r}; shipped scenarios: {known}")
 
 
