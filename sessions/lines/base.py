@@ -58,6 +58,12 @@ class NoticeKind(StrEnum):
     """The line ended (``data["by"]``: "agent" | "cutin"; ``data["code"]``)."""
     FAILED = "failed"
     """The line dropped (connection lost, refused, timed out)."""
+    NOTE = "note"
+    """Something the line did that the user should know, not an error: agent audio
+    dropped beyond the playout buffer, a notice cap reached (``data["kind"]`` says which)."""
+    SUMMARY = "summary"
+    """Given once, just before the line's CLOSED or FAILED, when anything was held back:
+    ``data`` counts the notices only counted, the messages and audio dropped."""
     DTMF = "dtmf"
     """Keypad digits went to the agent (SIP, RFC 4733; ``data["digits"]``)."""
 
@@ -111,11 +117,16 @@ class LineLimits:
     ``max_bytes_per_s`` in one second, messages are dropped unread (ERROR notices, the
     call goes on). Both are far above any real agent: 1 MiB holds over a minute of
     base64 μ-law and 20 s of 24 kHz PCM16; Realtime bursts audio faster than real time,
-    hence the generous rate.
+    hence the generous rate. A marker (Twilio's ``mark``) named with over
+    ``max_mark_chars`` characters is refused (ERROR, not echoed), and at most
+    ``max_marks`` wait for their audio at once, so waiting marks hold at most a few MiB.
+    What a line then logs of it is bounded by :mod:`sessions.lines.notices`.
     """
 
     max_message_bytes: int = 1 << 20
     max_bytes_per_s: int = 4 << 20
+    max_mark_chars: int = 1024
+    max_marks: int = 256
 
 
 class ByteRate:
@@ -161,6 +172,7 @@ class PlayoutBuffer:
         """Samples of ``_chunks[0]`` already taken."""
         self._buffered = 0
         self._max = int(max_seconds * LINE_RATE)
+        self.max_s = max_seconds
         self.received = 0
         self.played = 0
         self.cleared = 0

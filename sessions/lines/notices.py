@@ -2,9 +2,13 @@
 
 :class:`NoticeBoard` is a line's notice queue (thread-safe). Every detail on it is one
 line, bounded, free of secrets (the line's :class:`~sessions.redact.Redactor`) and of
-anything a terminal acts on; every string in its data has the secrets blanked. ERROR
-notices of one kind are shown :data:`ERRORS_PER_KIND` times, then only counted, so an
-agent repeating a bad message cannot flood the log.
+anything a terminal acts on; every string in its data too (cut to :data:`MAX_TEXT`,
+the data bounded in entries and depth). Nothing an agent sends can grow the log without
+bound: ERROR notices of one kind are shown :data:`ERRORS_PER_KIND` times, of at most
+:data:`ERROR_KINDS` kinds, then only counted; a line gives at most
+:data:`NOTICES_PER_KIND` notices of one kind and :data:`NOTICE_BYTES` of notice text in
+all. What was only counted is in :meth:`NoticeBoard.counts`, which the line's
+``summary`` notice reports at its end.
 
 :func:`connect_failure` words why a WebSocket could not be opened (one line naming the
 redacted target), :func:`check_ws_url` refuses a URL that cannot be dialled.
@@ -12,6 +16,7 @@ redacted target), :func:`check_ws_url` refuses a URL that cannot be dialled.
 
 from __future__ import annotations
 
+import math
 import socket
 import ssl
 import threading
@@ -19,43 +24,111 @@ from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
-from sessions.inert_text import terminal_line
+from sessions.inert_text import clean_text, terminal_line
 from sessions.lines.base import LineError, LineNotice, NoticeKind
 from sessions.redact import Redactor
 
 ERRORS_PER_KIND = 3
 """How many ERROR notices of one kind are shown before the rest are only counted."""
+ERROR_KINDS = 20
+"""How many distinct kinds of a capped notice (ERROR, an unknown agent event) are shown;
+an agent invents its own event names, so those of further kinds are only counted."""
+NOTICES_PER_KIND = 10_000
+"""Notices of one :class:`NoticeKind` a line gives; the rest are only counted."""
+NOTICE_BYTES = 4 << 20
+"""The text all of a line's notices may hold (details and data); past it they are only
+counted. The notices that say how the line opened and ended are always given."""
 MAX_TEXT = 500
-"""A notice's detail is cut to this many characters."""
+"""A notice's detail, and every string in its data, is cut to this many characters."""
+MAX_ITEMS = 32
+"""Entries of one dict or list kept in a notice's data (nested no deeper than 4)."""
+COUNTED_KEYS = 100
+"""Distinct kinds a line's summary counts one by one (the rest add up as ``other``)."""
+
+_UNCAPPED = frozenset(
+    {NoticeKind.OPEN, NoticeKind.FORMAT, NoticeKind.CLOSED, NoticeKind.FAILED, NoticeKind.SUMMARY}
+)
+_DEPTH = 4
+_PRE_CUT = 8 * MAX_TEXT
+"""Text is cut to this before redaction (so a megabyte is never scanned), and to
+:data:`MAX_TEXT` after: a secret the first cut splits lies far past the second."""
 
 
 class NoticeBoard:
-    """A line's notices, cleaned on the way in; drained by :meth:`drain`."""
+    """A line's notices, cleaned and bounded on the way in; drained by :meth:`drain`.
+
+    Every detail is one line of at most :data:`MAX_TEXT` characters with no secret and
+    nothing a terminal acts on; every string in the data has the same treatment (newlines
+    and tabs kept), and the data is bounded in size and depth (non-finite numbers become
+    ``None``). What is held back is counted: :meth:`counts` for the line's summary.
+    """
 
     def __init__(self, redactor: Redactor) -> None:
         self._redactor = redactor
         self._lock = threading.Lock()
         self._notices: deque[LineNotice] = deque()
-        self._error_counts: dict[str, int] = {}
+        self._key_counts: dict[tuple[str, str], int] = {}
+        self._keys_per_kind: dict[str, int] = {}
+        self._kind_counts: dict[str, int] = {}
+        self._bytes = 0
         self._said_once: set[str] = set()
+        self._suppressed: dict[str, int] = {}
+        self.truncated = 0
+        """Strings cut to :data:`MAX_TEXT` (details and data)."""
 
     def notify(
         self, kind: NoticeKind, detail: str = "", data: dict[str, Any] | None = None
-    ) -> None:
-        notice = LineNotice(kind, self.clean(detail), self.scrub(data or {}))
+    ) -> bool:
+        """Give a notice (False: over a cap, only counted)."""
+        text = self.clean(detail)
+        fitted, size = self._fit(data or {}, 0)
         with self._lock:
-            self._notices.append(notice)
+            if kind not in _UNCAPPED and not self._admit(kind, size + len(text)):
+                return False
+            self._notices.append(LineNotice(kind, text, fitted))
+        return True
 
     def error(self, key: str, detail: str, data: dict[str, Any] | None = None) -> None:
         """An ERROR notice; past :data:`ERRORS_PER_KIND` of one ``key``, only counted."""
+        self.capped(key, NoticeKind.ERROR, detail, {"kind": key, **(data or {})})
+
+    def capped(
+        self,
+        key: str,
+        kind: NoticeKind,
+        detail: str,
+        data: dict[str, Any] | None = None,
+        per_key: int = ERRORS_PER_KIND,
+    ) -> None:
+        """A notice shown ``per_key`` times per ``key`` (and for :data:`ERROR_KINDS` keys
+        per notice kind), then only counted; saying so once per key, and once per kind."""
+        key = terminal_line(key[:60])
+        slot = (str(kind), key)
         with self._lock:
-            count = self._error_counts.get(key, 0) + 1
-            self._error_counts[key] = count
-        if count <= ERRORS_PER_KIND:
-            self.notify(NoticeKind.ERROR, detail, {"kind": key, **(data or {})})
-        elif count == ERRORS_PER_KIND + 1:
+            count = self._key_counts.get(slot)
+            fresh = count is None
+            if fresh and self._keys_per_kind.get(str(kind), 0) >= ERROR_KINDS:
+                self._count(f"{kind}:{key}")
+                if f"kinds:{kind}" not in self._said_once:
+                    self._said_once.add(f"kinds:{kind}")
+                    self._append(
+                        kind,
+                        f"the agent sent {kind} notices of over {ERROR_KINDS} kinds; further"
+                        " kinds are only counted (see the line's summary)",
+                        {"kind": "kinds", "suppressed": True, "limit": ERROR_KINDS},
+                    )
+                return
+            if fresh:
+                self._keys_per_kind[str(kind)] = self._keys_per_kind.get(str(kind), 0) + 1
+            count = (count or 0) + 1
+            self._key_counts[slot] = count
+            if count > per_key:
+                self._count(f"{kind}:{key}")
+        if count <= per_key:
+            self.notify(kind, detail, data)
+        elif count == per_key + 1:
             self.notify(
-                NoticeKind.ERROR,
+                kind,
                 f"more of the same ({key}); further ones are only counted",
                 {"kind": key, "suppressed": True},
             )
@@ -74,20 +147,110 @@ class NoticeBoard:
             self._notices.clear()
         return out
 
+    def counts(self) -> dict[str, Any]:
+        """What was held back so far: notices only counted (by kind), strings cut."""
+        with self._lock:
+            suppressed = dict(self._suppressed)
+        out: dict[str, Any] = {}
+        if suppressed:
+            out["suppressed"] = suppressed
+            out["suppressed_total"] = sum(suppressed.values())
+        if self.truncated:
+            out["truncated_texts"] = self.truncated
+        return out
+
     def clean(self, text: str) -> str:
         """One line, bounded, no secrets, nothing a terminal would act on."""
-        return terminal_line(self._redactor(" ".join(str(text).split())))[:MAX_TEXT]
+        text = str(text)
+        if len(text) > _PRE_CUT:
+            text = text[:_PRE_CUT]
+        out = terminal_line(self._redactor(" ".join(text.split())))
+        if len(out) > MAX_TEXT:
+            self.truncated += 1
+            out = out[: MAX_TEXT - 1] + "…"
+        return out
 
     def scrub(self, value: Any) -> Any:
-        """``value`` with secrets blanked in every string in it (nested too); the text
-        itself is kept (a transcript delta's spaces matter), the log makes it inert."""
+        """``value`` as a notice's data holds it (see :class:`NoticeBoard`)."""
+        return self._fit(value, 0)[0]
+
+    # -- inside ------------------------------------------------------------------------
+
+    def _admit(self, kind: NoticeKind, size: int) -> bool:
+        """Under the lock: whether a notice fits its kind's count and the byte budget."""
+        count = self._kind_counts.get(str(kind), 0) + 1
+        self._kind_counts[str(kind)] = count
+        if count <= NOTICES_PER_KIND and self._bytes + size <= NOTICE_BYTES:
+            self._bytes += size
+            return True
+        self._count(str(kind))
+        over = "count" if count > NOTICES_PER_KIND else "bytes"
+        if f"over:{over}:{kind}" not in self._said_once:
+            self._said_once.add(f"over:{over}:{kind}")
+            limit = f"{NOTICES_PER_KIND}" if over == "count" else size_text(NOTICE_BYTES)
+            self._append(
+                NoticeKind.NOTE,
+                f"the line's {kind} notices reached {limit}; further ones are only counted"
+                " (see the line's summary)",
+                {"kind": "notice_cap", "notice": str(kind), "limit": over},
+            )
+        return False
+
+    def _append(self, kind: NoticeKind, detail: str, data: dict[str, Any]) -> None:
+        """Under the lock: a notice of cutin's own words, past every cap."""
+        self._notices.append(LineNotice(kind, detail, data))
+
+    def _count(self, key: str) -> None:
+        if key not in self._suppressed and len(self._suppressed) >= COUNTED_KEYS:
+            key = "other"
+        self._suppressed[key] = self._suppressed.get(key, 0) + 1
+
+    def _text(self, text: str) -> str:
+        if len(text) > _PRE_CUT:
+            text = text[:_PRE_CUT]
+        out = clean_text(self._redactor(text))
+        if len(out) > MAX_TEXT:
+            self.truncated += 1
+            out = out[: MAX_TEXT - 1] + "…"
+        return out
+
+    def _fit(self, value: Any, depth: int) -> tuple[Any, int]:
+        """``value`` bounded (strings, entries, depth), cleaned and redacted; its size."""
         if isinstance(value, str):
-            return self._redactor(value)
+            text = self._text(value)
+            return text, len(text) + 2
+        if isinstance(value, bool) or value is None:
+            return value, 5
+        if isinstance(value, int):
+            return (value if abs(value) < 1 << 63 else self._text(str(value)[:40])), 20
+        if isinstance(value, float):
+            return (value if math.isfinite(value) else None), 20
+        if depth >= _DEPTH:
+            return "…", 3
         if isinstance(value, dict):
-            return {k: self.scrub(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.scrub(v) for v in value]
-        return value
+            out: dict[str, Any] = {}
+            size = 2
+            for i, (k, v) in enumerate(value.items()):
+                if i >= MAX_ITEMS:
+                    out["…"] = f"{len(value) - MAX_ITEMS} more"
+                    break
+                fitted, n = self._fit(v, depth + 1)
+                key = self._text(str(k)[:100])
+                out[key] = fitted
+                size += n + len(key) + 4
+            return out, size
+        if isinstance(value, list | tuple):
+            items: list[Any] = []
+            size = 2
+            for v in list(value[:MAX_ITEMS]):
+                fitted, n = self._fit(v, depth + 1)
+                items.append(fitted)
+                size += n + 1
+            if len(value) > MAX_ITEMS:
+                items.append(f"… {len(value) - MAX_ITEMS} more")
+            return items, size
+        text = self._text(str(value)[:_PRE_CUT])
+        return text, len(text) + 2
 
 
 def size_text(n: int) -> str:

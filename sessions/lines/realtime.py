@@ -296,7 +296,9 @@ class RealtimeLine(SocketLine):
                 + "".join(f" {error[k]}" for k in ("type", "code") if error.get(k))
                 + f": {error.get('message', '')}"
             )
-            self._notify(NoticeKind.ERROR, detail, summary(event))
+            # Capped like every error: an agent repeating its error event is counted.
+            code = str(error.get("code") or error.get("type") or "")[:40]
+            self._error(f"agent_error:{code}", detail, summary(event))
             self._refuse_handshake(f"realtime: {self.target} refused the session: {detail}")
             return
         if kind in ("session.created", "session.updated"):
@@ -310,9 +312,13 @@ class RealtimeLine(SocketLine):
         if kind in QUIET_EVENTS:
             return
         data = summary(event)
-        if kind not in KNOWN_EVENTS:
-            data["unknown"] = True
-        self._notify(NoticeKind.AGENT_EVENT, kind, data)
+        if kind in KNOWN_EVENTS:
+            self._notify(NoticeKind.AGENT_EVENT, kind, data)
+            return
+        # An event name is the agent's to invent: a few of each, of a few names, are
+        # logged; the rest are counted (the line's summary).
+        data["unknown"] = True
+        self._capped(f"unknown:{kind[:40]}", NoticeKind.AGENT_EVENT, kind, data)
 
     def _barge_in(self, event: dict[str, Any]) -> None:
         """The caller started speaking: flush the playout and truncate what was not heard."""

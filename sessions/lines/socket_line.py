@@ -32,6 +32,7 @@ from typing import Any, NoReturn, cast
 from websockets.exceptions import ConnectionClosed
 
 from sessions.lines.base import (
+    LINE_RATE,
     Audio,
     ByteRate,
     LineError,
@@ -81,6 +82,7 @@ class SocketLine:
         self._board = board
         # The transport's words for notices (see NoticeBoard): cleaned and bounded.
         self._notify, self._error, self._once = board.notify, board.error, board.once
+        self._capped = board.capped
         self._clean = board.clean
         self._lock = threading.Lock()
         self._state = LineState.CONNECTING
@@ -99,6 +101,7 @@ class SocketLine:
         self._rate = ByteRate(self.limits.max_bytes_per_s)
         self.messages_dropped = 0
         """Agent messages dropped unread for going over the byte rate."""
+        self.bytes_dropped = 0
 
     # -- for the transport ---------------------------------------------------------------
 
@@ -216,6 +219,26 @@ class SocketLine:
     def _post_stop(self) -> None:
         self._outbox.put(_STOP)
 
+    def _mark_fits(self, name: str, waiting: int) -> bool:
+        """Whether an agent's marker may wait for its audio (ERROR notices if not): its
+        name within :attr:`LineLimits.max_mark_chars`, fewer than ``max_marks`` waiting."""
+        if len(name) > self.limits.max_mark_chars:
+            self._error(
+                "mark_too_long",
+                f"a mark name of {len(name)} characters (over {self.limits.max_mark_chars});"
+                " it is not echoed",
+                {"length": len(name), "limit": self.limits.max_mark_chars},
+            )
+            return False
+        if waiting >= self.limits.max_marks:
+            self._error(
+                "mark_limit",
+                f"over {self.limits.max_marks} marks wait for their audio; this one is dropped",
+                {"limit": self.limits.max_marks},
+            )
+            return False
+        return True
+
     def _wait_ready(self, deadline: float, what: str, timeout_s: float) -> None:
         """Wait for :attr:`_ready` (the transport's handshake answer) until ``deadline``."""
         if not self._ready.wait(max(0.0, deadline - time.monotonic())):
@@ -236,6 +259,7 @@ class SocketLine:
                 return
             self._state = state
             kind = NoticeKind.CLOSED if state is LineState.CLOSED else NoticeKind.FAILED
+            self._summarize()
             self._notify(kind, detail, data)  # under the lock: no second final notice
         self._post_stop()
         self._ended()
@@ -274,6 +298,8 @@ class SocketLine:
                     self._handle(raw)
                 except Exception as exc:  # one bad message never ends the line
                     self._error("unhandled", f"a message cutin could not handle: {exc!r:.80}")
+                if self.playout.dropped:
+                    self._note_playout()
         except Exception as exc:  # never out of the thread
             if not self._closing:
                 detail = f"{self.name}: the line to {self.target} broke: {self._why(exc)}"
@@ -308,6 +334,7 @@ class SocketLine:
         if self._rate.admit(size, time.monotonic()):
             return True
         self.messages_dropped += 1
+        self.bytes_dropped += size
         rate = size_text(self.limits.max_bytes_per_s)
         self._error(
             "rate",
@@ -315,6 +342,39 @@ class SocketLine:
             {"limit_bytes_per_s": self.limits.max_bytes_per_s},
         )
         return False
+
+    def _note_playout(self) -> None:
+        """Say once that agent audio is dropped beyond the playout buffer (the summary
+        at the line's end has the total)."""
+        dropped = self.playout.dropped / LINE_RATE
+        self._once(
+            "playout_full",
+            NoticeKind.NOTE,
+            f"the agent sent audio beyond the {self.playout.max_s:g} s playout buffer:"
+            f" {dropped:.2f} s dropped; further drops are counted in the line's summary",
+            {"kind": "playout_full", "dropped_s": round(dropped, 3), "max_s": self.playout.max_s},
+        )
+
+    def _summarize(self) -> None:
+        """The line's SUMMARY notice, if anything was held back: notices only counted,
+        strings cut, messages and agent audio dropped."""
+        data = self._board.counts()
+        if self.messages_dropped:
+            data["messages_dropped"] = self.messages_dropped
+            data["bytes_dropped"] = self.bytes_dropped
+        if self.playout.dropped:
+            data["audio_dropped_s"] = round(self.playout.dropped / LINE_RATE, 3)
+        if not data:
+            return
+        parts = [
+            f"{data['suppressed_total']} notices only counted" if "suppressed" in data else "",
+            f"{data['truncated_texts']} texts cut" if "truncated_texts" in data else "",
+            f"{self.messages_dropped} messages dropped" if self.messages_dropped else "",
+            f"{data['audio_dropped_s']:.2f} s of agent audio dropped"
+            if "audio_dropped_s" in data
+            else "",
+        ]
+        self._notify(NoticeKind.SUMMARY, "held back: " + ", ".join(p for p in parts if p), data)
 
     def _too_big(self, size: int | None) -> None:
         limit = size_text(self.limits.max_message_bytes)

@@ -311,6 +311,8 @@ class TwilioLine(SocketLine):
             self._error("mark_no_name", "a mark message without mark.name")
             return
         with self._marks_lock:
+            if not self._mark_fits(name, len(self._marks)):
+                return
             self._marks.append((self.playout.received - self.playout.dropped, name))
         self._echo_played_marks()
 
