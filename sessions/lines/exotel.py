@@ -15,7 +15,8 @@ are JSON text with snake_case fields and a ``sequence_number`` (a string, 1 for
 - ``stop`` (``reason`` ``callended``) and a close (code 1000) when cutin hangs up.
 
 From the agent it takes ``media`` (decoded and played as it comes; chunks that are not
-a multiple of 320 bytes, which Exotel plays with a gap, are noted once and counted),
+a multiple of 320 bytes, which Exotel plays with a gap, are noted and counted; an odd
+last byte is dropped and reported),
 ``clear`` (the playout buffer is emptied at once, as Exotel stops playback; every
 waiting mark goes back) and ``mark`` (sent back once the audio before it has played).
 Where the agent numbers its messages (``sequence_number``, ``media.chunk``), cutin
@@ -153,7 +154,7 @@ class ExotelLine(SocketLine):
 
         self._send_lock = threading.Lock()
         self._out = Pcm16Out(rate, self.chunk_bytes)
-        self._in = Pcm16In(rate, self.playout)
+        self._in = Pcm16In(rate, self.playout, carry=False)
         self._marks: PlayedMarks[str] = PlayedMarks(self.playout)
         self._numbers = SequenceCheck("the agent's sequence_number")
         self._chunks = SequenceCheck("the agent's media.chunk")
@@ -333,8 +334,8 @@ class ExotelLine(SocketLine):
         if not self._in.play(data):
             self._error(
                 "odd_bytes",
-                f"a media payload of {len(data)} bytes: half a 16-bit sample is left over"
-                " (kept for the next payload)",
+                f"a media payload of {len(data)} bytes: its last byte is half a 16-bit"
+                " sample (dropped)",
                 {"bytes": len(data)},
             )
         if self._marks:

@@ -96,13 +96,17 @@ class Pcm16Out:
 class Pcm16In:
     """The agent's PCM16 at the wire rate, resampled to 16 kHz into the playout buffer.
 
-    Messages are a byte stream: an odd byte left at the end of one is the first byte
-    of the next one's first sample (:attr:`split_samples` counts those messages).
+    With ``carry``, messages are a byte stream: an odd byte left at the end of one is
+    the first byte of the next one's first sample (binary frames: a stream cut at any
+    byte still plays). Without it (a payload that stands alone, as Exotel's), the odd
+    byte is dropped, so one bad payload cannot shift every later sample.
+    :attr:`split_samples` counts the messages that left half a sample.
     """
 
-    def __init__(self, rate: int, playout: PlayoutBuffer) -> None:
+    def __init__(self, rate: int, playout: PlayoutBuffer, *, carry: bool = True) -> None:
         self.rate = rate
         self.playout = playout
+        self.carry = carry
         self._up = StreamResampler(rate, LINE_RATE)
         self._carry = b""
         self.bytes_received = 0
@@ -118,9 +122,12 @@ class Pcm16In:
         samples = pcm16_to_float(data[:whole])
         for i in range(0, samples.size, RESAMPLE_SLICE):
             self.playout.push(self._up.process(samples[i : i + RESAMPLE_SLICE]))
-        if self._carry:
-            self.split_samples += 1
-        return not self._carry
+        if not self._carry:
+            return True
+        self.split_samples += 1
+        if not self.carry:
+            self._carry = b""
+        return False
 
     def clear(self) -> int:
         """Drop everything queued (the agent's clear); returns the samples dropped."""

@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from sessions.lines.base import LINE_RATE, LineError, LineState, NoticeKind
+from sessions.lines.base import LINE_RATE, Line, LineError, LineState, NoticeKind
 from sessions.lines.codec import StreamResampler
 from sessions.lines.factory import open_line, parse_line_agent
 from sessions.lines.pcm import Pcm16Out, PcmLine, PlayedMarks
@@ -34,7 +34,7 @@ def pcm(seconds: float, rate: int = LINE_RATE, freq: float = 300.0) -> bytes:
     return float_to_pcm16(tone(freq, seconds, rate=rate))
 
 
-def play_all(line: PcmLine, seconds: float) -> np.ndarray:
+def play_all(line: Line, seconds: float) -> np.ndarray:
     return np.concatenate([line.take(FRAME) for _ in range(int(seconds * LINE_RATE) // FRAME)])
 
 
