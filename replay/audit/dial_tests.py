@@ -1,7 +1,8 @@
 """The audit's tests, per dial. Pure; JSON-ready rows.
 
 **Trend tests**: for each dial among the ``--by`` fields, within each combination of
-the other fields that has at least two levels of it, Kendall's τ-b between the dial
+the other fields and each agent (kind, name and model: a trend never pools a scripted
+agent with a black-box one) that has at least two levels of it, Kendall's τ-b between the dial
 and the per-observation value: α ↔ each user turn's fillers + repetitions per 1,000
 words (turns with no words left out), β ↔ interruptions in each agent turn, γ ↔
 backchannels in each agent turn.
@@ -14,11 +15,17 @@ pause events (which a cut moves: it takes the rest of the turn's pauses with it)
 compare each condition with any dial above 0 to the condition with all dials at 0. A pair
 is one *session* under both conditions: the same :func:`~replay.audit.sessions.pair_key`
 (scenario · run · base seed, as logged), so 20 runs of one scenario are 20 pairs.
-A key seen twice within one condition cannot pair one to one: those sessions are
-left out and counted (``unpaired``). ``same_seed`` says whether every pair's call
-seeds agree (``cutin simulate --paired``: identical timings). Below
-:data:`MIN_PAIRS` pairs the row carries a ``note``: the smallest two-sided p the
-signed-rank test can give with ``n`` pairs is ``2 / 2**n``.
+The key names the agent, so only calls of the same agent, agent kind and scenario
+pair. A key seen twice within one condition cannot pair one to one: those sessions are
+left out; every call left out is listed with the reason (``unpaired_calls``).
+``same_seed`` says whether every pair's call seeds agree (``cutin simulate
+--paired``: identical timings). Below :data:`MIN_PAIRS` pairs the row carries a
+``note``: the smallest two-sided p the signed-rank test can give with ``n`` pairs
+is ``2 / 2**n``; below :data:`~replay.audit.stats.MIN_EVENTS` pairs the mean
+difference has no interval.
+
+A negative control whose paired test comes out significant (p < 0.05) is flagged
+(``flag``) with its likely cause, read from the same calls (:func:`control_cause`).
 """
 
 from __future__ import annotations
@@ -27,8 +34,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from replay.audit.groups import Group, Key, Row, condition_key, interval
-from replay.audit.sessions import DIALS, PAIR_KEY_DOC, Conversation
-from replay.audit.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, kendall_trend, paired_test
+from replay.audit.sessions import DIALS, PAIR_KEY_DOC, Conversation, agent_identity, agent_label
+from replay.audit.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    MIN_EVENTS,
+    kendall_trend,
+    paired_test,
+    too_few,
+)
 
 MIN_PAIRS = 6
 """Fewer pairs than this and a two-sided signed-rank p cannot go below 0.05."""
@@ -76,56 +90,76 @@ def trend_rows(groups: Sequence[Group], by: Sequence[str]) -> list[Row]:
             stratum = {f: g.condition[f] for f in others}
             strata.setdefault(condition_key(stratum), []).append(g)
         for members in strata.values():
-            levels = sorted({float(g.condition[dial]) for g in members})
-            if len(levels) < 2:
-                continue
-            xs: list[float] = []
-            ys: list[float] = []
-            metric = ""
+            agents: dict[tuple[str, ...], list[tuple[float, Conversation]]] = {}
             for g in members:
-                metric, values = _trend_observations(g.conversations, dial)
-                xs.extend([float(g.condition[dial])] * len(values))
-                ys.extend(values)
-            if not ys:
-                continue
-            trend = kendall_trend(xs, ys)
-            rows.append(
-                {
-                    "test": "kendall_tau_b",
-                    "condition": {f: members[0].condition[f] for f in others},
-                    "field": dial,
-                    "levels": levels,
-                    "metric": metric,
-                    "n": trend.n,
-                    "tau_b": trend.tau_b,
-                    "p": trend.p,
-                }
-            )
+                for c in g.conversations:
+                    agents.setdefault(agent_identity(c.header), []).append(
+                        (float(g.condition[dial]), c)
+                    )
+            for calls in agents.values():
+                row = _trend_row(dial, calls)
+                if row is not None:
+                    row["condition"] = {f: members[0].condition[f] for f in others}
+                    rows.append(row)
     return rows
+
+
+def _trend_row(dial: str, calls: Sequence[tuple[float, Conversation]]) -> Row | None:
+    """τ-b over one agent's calls at two or more levels of ``dial``."""
+    levels = sorted({level for level, _ in calls})
+    if len(levels) < 2:
+        return None
+    xs: list[float] = []
+    ys: list[float] = []
+    metric = ""
+    for level, c in calls:
+        metric, values = _trend_observations([c], dial)
+        xs.extend([level] * len(values))
+        ys.extend(values)
+    if not ys:
+        return None
+    trend = kendall_trend(xs, ys)
+    return {
+        "test": "kendall_tau_b",
+        "field": dial,
+        "agent": agent_label(calls[0][1].header),
+        "levels": levels,
+        "metric": metric,
+        "n": trend.n,
+        "tau_b": trend.tau_b,
+        "p": trend.p,
+    }
+
+
+_Session = tuple[float, int | None, Conversation]
 
 
 def _by_session(
     convs: Sequence[Conversation], value: Callable[[Conversation], float | None]
-) -> tuple[dict[tuple[str, ...], tuple[float, int | None]], int]:
-    """Each session's value and call seed, by pair key; and how many sessions were
-    left out because their key is missing or seen twice in this condition."""
-    out: dict[tuple[str, ...], tuple[float, int | None]] = {}
+) -> tuple[dict[tuple[str, ...], _Session], list[tuple[Conversation, str]]]:
+    """Each session's value, call seed and call, by pair key; and the calls left out
+    because their key is missing or seen twice in this condition, with the reason."""
+    out: dict[tuple[str, ...], _Session] = {}
     twice: set[tuple[str, ...]] = set()
-    dropped = 0
+    dropped: list[tuple[Conversation, str]] = []
     for c in convs:
         v = value(c)
         key = c.pair_key
         if v is None:
             continue
         if key is None:
-            dropped += 1
+            dropped.append((c, "no scenario to pair on"))
         elif key in out or key in twice:
             twice.add(key)
         else:
-            out[key] = (v, c.call_seed)
+            out[key] = (v, c.call_seed, c)
     for key in twice:
         out.pop(key, None)
-    dropped += sum(1 for c in convs if c.pair_key in twice and value(c) is not None)
+    dropped += [
+        (c, "the same session (agent, scenario, run) twice in its condition")
+        for c in convs
+        if c.pair_key in twice and value(c) is not None
+    ]
     return out, dropped
 
 
@@ -154,6 +188,16 @@ def _paired_row(
     shared = sorted(set(t) & set(b))
     if not shared:
         return None
+    from replay.audit.render import condition_label
+
+    alone = [
+        (t[k][2], f"no call of the same agent, kind and scenario under {condition_label(other)}")
+        for k, other in ((k, baseline.condition) for k in sorted(set(t) - set(b)))
+    ] + [
+        (b[k][2], f"no call of the same agent, kind and scenario under {condition_label(other)}")
+        for k, other in ((k, treatment.condition) for k in sorted(set(b) - set(t)))
+    ]
+    left_out = [*alone, *t_out, *b_out]
     test = paired_test(
         [t[k][0] for k in shared], [b[k][0] for k in shared], resamples=resamples, seed=seed
     )
@@ -170,10 +214,14 @@ def _paired_row(
         "pair_key": PAIR_KEY_DOC,
         "same_seed": same_seed,
         "pairs": test.pairs,
-        "unpaired": (len(t) - len(shared)) + (len(b) - len(shared)) + t_out + b_out,
+        "unpaired": len(left_out),
+        "unpaired_calls": [
+            {"call": c.name, "agent": agent_label(c.header), "reason": why} for c, why in left_out
+        ],
         "nonzero": test.nonzero,
         "mean_diff": test.mean_diff,
-        "ci": interval(test.ci),
+        "ci": None if too_few(test.pairs, test.pairs) else interval(test.ci),
+        "hidden": {"ci": why} if (why := too_few(test.pairs, test.pairs)) else {},
         "w": test.w,
         "p": test.p,
         "note": pairs_note(test.pairs),
@@ -222,15 +270,73 @@ def paired_rows(
         ]
         for metric, value in controls:
             row = _paired_row(metric, g, base, value, resamples=resamples, seed=seed)
-            if row is not None:
-                rows.append(row)
+            if row is None:
+                continue
+            moved = row["p"] is not None and row["p"] < CONTROL_ALPHA
+            if moved and metric in (NEGATIVE_CONTROL, OPENING_CONTROL):
+                row["flag"] = control_cause(g.conversations, base.conversations, metric)
+            rows.append(row)
     return rows
+
+
+CONTROL_ALPHA = 0.05
+"""A negative control whose paired p falls below this is flagged."""
+RATE_CHANGE = 0.05
+"""The agent's speaking rate (words per second) differing by more than this share
+between conditions is a change of rhythm."""
+SPEECH_CHANGE = 0.15
+"""Its seconds of speech per agent turn differing by more than this share is a change
+of how long it speaks."""
+
+
+def control_cause(
+    treatment: Sequence[Conversation], baseline: Sequence[Conversation], metric: str
+) -> str:
+    """The likely cause of a negative control that moved (no dial can move it): too few
+    pauses or agent turns to measure it, the agent's speaking rate or its speaking time
+    per turn differing between the conditions, or an LLM agent whose replies differ."""
+    opening = metric == OPENING_CONTROL
+
+    def tally(convs: Sequence[Conversation]) -> tuple[int, int, int, float]:
+        pauses = sum((c.opening_pauses if opening else c.pre_action_pauses) or 0 for c in convs)
+        turns = sum(c.agent_turns for c in convs)
+        words = sum(c.agent_words or 0 for c in convs)
+        speech = sum(c.agent_speech_s or 0.0 for c in convs)
+        return pauses, turns, words, speech
+
+    tp, tt, tw, ts = tally(treatment)
+    bp, bt, bw, bs = tally(baseline)
+    causes: list[str] = []
+    if min(tp, bp) < MIN_EVENTS or min(tt, bt) < MIN_EVENTS:
+        causes.append(
+            f"too few to measure ({bp} and {tp} pauses, {bt} and {tt} agent turns; "
+            f"at least {MIN_EVENTS} of each)"
+        )
+    if bs > 0 and ts > 0:
+        before, after = bw / bs, tw / ts
+        if before > 0 and abs(after / before - 1) > RATE_CHANGE:
+            causes.append(f"the agent's speaking rate changed ({before:.2f} → {after:.2f} words/s)")
+    if bt and tt and bs > 0:
+        before, after = bs / bt, ts / tt
+        if abs(after / before - 1) > SPEECH_CHANGE:
+            causes.append(
+                f"the agent's speaking time per turn changed ({before:.1f} → {after:.1f} s)"
+            )
+    models = sorted(
+        {str(m) for c in [*treatment, *baseline] if (m := c.header.get("agent", {}).get("model"))}
+    )
+    if models:
+        causes.append(f"an LLM agent ({', '.join(models)}): its replies differ between conditions")
+    if not causes:
+        causes.append("no cause found in the logs: the rule may be acting where it should not")
+    return "; ".join(causes)
 
 
 __all__ = [
     "MIN_PAIRS",
     "NEGATIVE_CONTROL",
     "OPENING_CONTROL",
+    "control_cause",
     "paired_rows",
     "pairs_note",
     "trend_rows",

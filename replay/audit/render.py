@@ -15,7 +15,11 @@ if TYPE_CHECKING:
     from replay.audit.report import AuditReport, Row
 
 _DIAL_LABELS = {"alpha": "α", "beta": "β", "gamma": "γ"}
-_TEXT_COLUMNS = frozenset({"condition", "behaviour", "within", "realized", "baseline", "metric"})
+_TEXT_COLUMNS = frozenset(
+    {"condition", "behaviour", "within", "realized", "baseline", "metric", "call", "source", "span"}
+)
+FEW = "†"
+"""Marks a rate printed as its count (fewer than 10 events, or one conversation)."""
 
 
 def _table(title: str, columns: Sequence[str]) -> Table:
@@ -65,6 +69,34 @@ def _ci(ci: Sequence[float] | None, digits: int = 1) -> str:
     return "—" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
 
 
+def _gated(row: Row, key: str, digits: int = 1) -> str:
+    """An interval, or the count and a † when too few events hide it."""
+    why = (row.get("hidden") or {}).get(key)
+    if why is None:
+        return _ci(row.get(key), digits)
+    return f"n={why.split(' ', 1)[0]} {FEW}" if why[0].isdigit() else f"1 conv. {FEW}"
+
+
+def few_note(rows: Sequence[Row]) -> str | None:
+    """The footnote for † when any row hides an interval or a rate."""
+    if not any(r.get("hidden") for r in rows):
+        return None
+    return (
+        f"{FEW} fewer than 10 events (the count n is shown) or one conversation: no "
+        "interval (τ-Voice hides such rates too; a bootstrap over so few is the events "
+        "themselves, e.g. [100.0, 100.0])"
+    )
+
+
+def _caption(table: Table, notes: Sequence[str | None]) -> None:
+    lines = [n for n in notes if n]
+    if table.caption:
+        lines.insert(0, str(table.caption))
+    if lines:
+        table.caption = "\n".join(lines)
+        table.caption_justify = "left"
+
+
 def _p(v: float | None) -> str:
     if v is None:
         return "—"
@@ -99,9 +131,9 @@ def disfluency_table(rows: Sequence[Row]) -> Table:
         initial = (
             "—"
             if r["initial_share"] is None
-            else f"{r['initial_share']:.3f} {_ci(r['initial_ci'], 2)}"
+            else f"{r['initial_share']:.3f} {_gated(r, 'initial_ci', 2)}"
         )
-        vmr = "—" if r["vmr"] is None else f"{r['vmr']:.2f} {_ci(r['vmr_ci'], 2)}"
+        vmr = "—" if r["vmr"] is None else f"{r['vmr']:.2f} {_gated(r, 'vmr_ci', 2)}"
         table.add_row(
             condition_label(r["condition"]),
             str(r["conversations"]),
@@ -110,11 +142,12 @@ def disfluency_table(rows: Sequence[Row]) -> Table:
             _num(r["fillers_per_1k"]),
             _num(r["repetitions_per_1k"]),
             _num(r["combined_per_1k"]),
-            _ci(r["combined_ci"]),
+            _gated(r, "combined_ci"),
             initial,
             _pct(r["any_share"]),
             vmr,
         )
+    _caption(table, [few_note(rows)])
     return table
 
 
@@ -137,6 +170,7 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
         ),
     )
     for r in rows:
+        hidden = r.get("hidden") or {}
         behaviour = r["behavior"]
         if r.get("mode") == "shadow":
             behaviour = f"{behaviour} (shadow: {r['policy']})"
@@ -147,9 +181,13 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
             behaviour,
             f"{r['opportunities']:,}",
             f"{r['actions']:,}",
-            _pct(r["per_opportunity"]),
+            f"{r['actions']} of {r['opportunities']} {FEW}"
+            if "per_opportunity" in hidden
+            else _pct(r["per_opportunity"]),
             f"{r['agent_turns']:,}",
-            _num(r["per_turn"], 3),
+            f"{r['actions']} in {r['agent_turns']} {FEW}"
+            if "per_turn" in hidden
+            else _num(r["per_turn"], 3),
             str(r.get("manual", "—")),
             _pct(r.get("first_share")),
             _positions(r.get("positions") or {}),
@@ -167,6 +205,11 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
         "³ the same in every agent turn's first 6 words, where no rule acts at any β or γ "
         "(an early backchannel leaves ² only a turn's opening)"
     )
+    if any(r.get("hidden") for r in rows):
+        notes.append(
+            f"{FEW} fewer than 10 opportunities or agent turns: the count, not a rate "
+            "(τ-Voice hides such rates too)"
+        )
     table.caption = "\n".join(notes)
     table.caption_justify = "left"
     return table
@@ -177,9 +220,13 @@ def trend_table(rows: Sequence[Row]) -> Table:
         "Trend — Kendall's τ-b, configured strength against the realized value",
         ("within", "dial", "levels", "realized", "n", "τ-b", "p"),
     )
+    agents = {r.get("agent") for r in rows}
     for r in rows:
+        within = condition_label(r["condition"])
+        if len(agents) > 1:
+            within += f" · agent {_inert(str(r.get('agent')))}"
         table.add_row(
-            condition_label(r["condition"]),
+            within,
             _DIAL_LABELS.get(r["field"], r["field"]),
             ", ".join(f"{v:g}" for v in r["levels"]),
             r["metric"],
@@ -205,6 +252,8 @@ def paired_table(rows: Sequence[Row]) -> Table:
             if r["note"] not in notes:
                 notes.append(r["note"])
             p += " " + "³⁴⁵⁶⁷⁸⁹"[min(notes.index(r["note"]), 6)]
+        if r.get("flag"):
+            p += " ⚠"
         pairs = str(r["pairs"]) + (f" (+{r['unpaired']} unpaired)" if r.get("unpaired") else "")
         table.add_row(
             condition_label(r["condition"]),
@@ -213,7 +262,7 @@ def paired_table(rows: Sequence[Row]) -> Table:
             pairs,
             str(r["nonzero"]),
             "—" if mean is None else f"{mean:+.2f}",
-            _ci(r["ci"], 2),
+            f"{r['pairs']} pairs {FEW}" if (r.get("hidden") or {}).get("ci") else _ci(r["ci"], 2),
             _num(r["w"], 1),
             p,
         )
@@ -226,6 +275,15 @@ def paired_table(rows: Sequence[Row]) -> Table:
             "pairs share scenario and run but not the call seed (simulate --paired shares it)"
         )
     captions += [f"{'³⁴⁵⁶⁷⁸⁹'[min(i, 6)]} {n}" for i, n in enumerate(notes)]
+    if any((r.get("hidden") or {}).get("ci") for r in rows):
+        captions.append(f"{FEW} fewer than 10 pairs: no interval of the mean difference")
+    captions += [
+        f"⚠ {_inert(r['metric'])} is a negative control (no dial can move it) and moved "
+        f"(p {_p(r['p'])}, {condition_label(r['condition'])}): likely "
+        f"{_inert(r['flag'])}"
+        for r in rows
+        if r.get("flag")
+    ]
     if captions:
         table.caption = "\n".join(captions)
         table.caption_justify = "left"
@@ -271,6 +329,10 @@ def print_report(report: AuditReport, console: Console) -> None:
     if report.disfluency:
         print_table(disfluency_table(report.disfluency), console)
         printed = True
+    if report.by_source:
+        from replay.audit.render_notes import by_source_table
+
+        print_table(by_source_table(report.by_source), console)
     if report.turn_taking:
         print_table(turn_taking_table(report.turn_taking), console)
         printed = True
@@ -285,6 +347,9 @@ def print_report(report: AuditReport, console: Console) -> None:
         print_table(trend_table(trends), console)
     if paired:
         print_table(paired_table(paired), console)
+    from replay.audit.render_notes import print_notes
+
+    printed = print_notes(report, console) or printed
     if not printed:
         console.print("nothing to audit: no user turns and no turn-taking in the input")
     console.print(
@@ -296,7 +361,7 @@ def print_report(report: AuditReport, console: Console) -> None:
 
 
 def report_json(report: AuditReport) -> str:
-    """``{"disfluency": [...], "turn_taking": [...], "tests": [...]}``."""
+    """``{"disfluency": [...], "turn_taking": [...], "tests": [...], ...}``."""
     return json.dumps(report.as_json(), ensure_ascii=False, indent=2, allow_nan=False)
 
 

@@ -20,6 +20,17 @@ which cuts do move.
 
 **Trend and paired tests** (:mod:`replay.audit.dial_tests`): Kendall's τ-b of each
 dial against its realized value, and each condition against its baseline by session.
+
+What keeps the rows from misleading (docs/audit.md says what each note means):
+
+* a call whose dials changed mid-call (:mod:`replay.audit.spans`) is in no condition
+  row and no test: it is listed span by span (``mixed_calls``);
+* a rate over fewer than :data:`~replay.audit.stats.MIN_EVENTS` events, or over one
+  conversation, has no interval (the row's ``hidden`` says why), and the tables print
+  its count instead of a percentage;
+* disfluency is also given per source of the caller's text (``disfluency_by_source``:
+  typed, scenario line, LLM caller, interruption), so α is compared within a source;
+* a condition that pools calls to different agents is noted.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from replay.audit.counter import TurnCounts
 from replay.audit.dial_tests import (
     MIN_PAIRS,
     NEGATIVE_CONTROL,
@@ -39,13 +51,16 @@ from replay.audit.dial_tests import (
     trend_rows,
 )
 from replay.audit.groups import Row, group, interval
-from replay.audit.sessions import Behaviour, Conversation
+from replay.audit.sessions import SOURCES, Behaviour, Conversation, agent_label
+from replay.audit.spans import changes
 from replay.audit.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    MIN_EVENTS,
     ConversationSums,
     disfluency_stats,
     ratio,
+    too_few,
 )
 
 
@@ -64,18 +79,33 @@ class AuditReport:
     seed: int = DEFAULT_SEED
     agent_under_test: list[Row] = field(default_factory=list)
     """Per condition, the black-box agent's measures (:mod:`replay.audit.agent_measures`)."""
+    by_source: list[Row] = field(default_factory=list)
+    """The disfluency rows again, per source of the caller's text."""
+    mixed: list[Row] = field(default_factory=list)
+    """Calls whose dials changed mid-call, span by span (in no condition row)."""
+    notes: list[str] = field(default_factory=list)
+    """What the reader must know to read the tables right (pooled agents, ...)."""
 
-    def as_json(self) -> dict[str, list[Row]]:
-        out = {"disfluency": self.disfluency, "turn_taking": self.turn_taking, "tests": self.tests}
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "disfluency": self.disfluency,
+            "disfluency_by_source": self.by_source,
+            "turn_taking": self.turn_taking,
+            "tests": self.tests,
+            "mixed_calls": self.mixed,
+            "notes": self.notes,
+            "min_events": MIN_EVENTS,
+        }
         if self.agent_under_test:  # only when a call in the input was to a black-box agent
             out["agent_under_test"] = self.agent_under_test
         return out
 
 
-def _sums(convs: Sequence[Conversation]) -> ConversationSums:
+def _sums(convs: Sequence[Sequence[TurnCounts]]) -> ConversationSums:
+    """Per-conversation totals of each conversation's turns."""
     cols = np.zeros((len(convs), 8))
-    for i, conv in enumerate(convs):
-        for t in conv.turns:
+    for i, turns in enumerate(convs):
+        for t in turns:
             comb = t.combined
             cols[i] += (
                 t.words,
@@ -98,16 +128,33 @@ def disfluency_row(
     seed: int = DEFAULT_SEED,
 ) -> Row:
     """One condition's disfluency row (conversations without user turns left out)."""
-    with_turns = [c for c in convs if c.turns]
-    s = disfluency_stats(_sums(with_turns), resamples=resamples, seed=seed)
+    with_turns = [c.turns for c in convs if c.turns]
+    row = _disfluency_numbers(with_turns, resamples=resamples, seed=seed)
+    return {"condition": condition, **row}
+
+
+def _disfluency_numbers(convs: Sequence[Sequence[TurnCounts]], *, resamples: int, seed: int) -> Row:
+    """The disfluency figures of these conversations' turns; an interval over too few
+    events or one conversation is None, and ``hidden`` says why."""
+    s = disfluency_stats(_sums(convs), resamples=resamples, seed=seed)
     forms = {"adjacent": 0, "filler_separated": 0, "phrase": 0}
-    for conv in with_turns:
-        for t in conv.turns:
+    for turns in convs:
+        for t in turns:
             forms["adjacent"] += t.adjacent
             forms["filler_separated"] += t.filler_separated
             forms["phrase"] += t.phrase
+    hidden: dict[str, str] = {}
+    shown: dict[str, list[float] | None] = {}
+    for key, ci, events in (
+        ("combined_ci", s.combined_ci, s.fillers + s.repetitions),
+        ("initial_ci", s.initial_ci, s.fillers),
+        ("vmr_ci", s.vmr_ci, s.turns),
+    ):
+        why = too_few(events, s.conversations)
+        if why is not None:
+            hidden[key] = why
+        shown[key] = None if why is not None else interval(ci)
     return {
-        "condition": condition,
         "conversations": s.conversations,
         "turns": s.turns,
         "words": s.words,
@@ -117,14 +164,44 @@ def disfluency_row(
         "fillers_per_1k": s.fillers_per_1k,
         "repetitions_per_1k": s.repetitions_per_1k,
         "combined_per_1k": s.combined_per_1k,
-        "combined_ci": interval(s.combined_ci),
+        "combined_ci": shown["combined_ci"],
         "initial_fillers": s.initial_fillers,
         "initial_share": s.initial_share,
-        "initial_ci": interval(s.initial_ci),
+        "initial_ci": shown["initial_ci"],
         "any_share": s.any_share,
         "vmr": s.vmr,
-        "vmr_ci": interval(s.vmr_ci),
+        "vmr_ci": shown["vmr_ci"],
+        "hidden": hidden,
     }
+
+
+def by_source_rows(
+    condition: dict[str, Any],
+    convs: Sequence[Conversation],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[Row]:
+    """The condition's disfluency per source of the caller's text (:data:`SOURCES`).
+    An interruption's turn opens with a scenario opener, so at the same α a call at
+    β > 0 says other text than one at β 0: α is compared within one source."""
+    sources: dict[str, list[list[TurnCounts]]] = {}
+    for conv in convs:
+        mine: dict[str, list[TurnCounts]] = {}
+        for i, t in enumerate(conv.turns):
+            mine.setdefault(conv.source_of(i), []).append(t)
+        for source, turns in mine.items():
+            sources.setdefault(source, []).append(turns)
+    order = list(SOURCES)
+    return [
+        {
+            "condition": condition,
+            "source": source,
+            "source_label": SOURCES.get(source, source),
+            **_disfluency_numbers(sources[source], resamples=resamples, seed=seed),
+        }
+        for source in sorted(sources, key=lambda x: (order.index(x) if x in order else 99, x))
+    ]
 
 
 def _positions(values: Iterable[int]) -> dict[str, int]:
@@ -171,6 +248,11 @@ def turn_taking_rows(condition: dict[str, Any], convs: Sequence[Conversation]) -
         actions = sum(p.actions for p in parts)
         manual = sum(p.manual for p in parts)
         positions = [pos for p in parts for pos in p.positions]
+        hidden = {
+            key: why
+            for key, events in (("per_opportunity", opportunities), ("per_turn", agent_turns))
+            if (why := too_few(events)) is not None
+        }
         rows.append(
             {
                 "condition": condition,
@@ -190,6 +272,7 @@ def turn_taking_rows(condition: dict[str, Any], convs: Sequence[Conversation]) -
                 "positions": _positions(positions),
                 "first_share": ratio(sum(1 for p in positions if p == 1), len(positions)),
                 **control,
+                "hidden": hidden,
             }
         )
     policies = sorted({name for c in tt for name in c.shadows})
@@ -228,14 +311,27 @@ def build_report(
 ) -> AuditReport:
     """Every row of an audit of ``conversations`` grouped by the ``by`` fields; the
     disfluency table by ``disfluency_by`` when given (e.g. the user simulator's model)."""
-    groups = group(conversations, by)
     report = AuditReport(list(by), resamples=resamples, seed=seed)
+    mixed = [c for c in conversations if c.mixed]
+    conversations = [c for c in conversations if not c.mixed]
+    report.mixed = mixed_rows(mixed)
+    if mixed:
+        report.notes.append(
+            f"{len(mixed)} call{'s' if len(mixed) != 1 else ''} whose dials changed mid-call "
+            "left out of the condition tables and tests (listed by span): the spans of one "
+            "call are not independent sessions"
+        )
+    groups = group(conversations, by)
     report.disfluency_by = list(by if disfluency_by is None else disfluency_by)
     for g in group(conversations, report.disfluency_by) if disfluency_by is not None else groups:
         if any(c.turns for c in g.conversations):
             report.disfluency.append(
                 disfluency_row(g.condition, g.conversations, resamples=resamples, seed=seed)
             )
+            report.by_source.extend(
+                by_source_rows(g.condition, g.conversations, resamples=resamples, seed=seed)
+            )
+    report.notes.extend(_pooled_agents(groups))
     for g in groups:
         report.turn_taking.extend(turn_taking_rows(g.condition, g.conversations))
     report.tests.extend(trend_rows(groups, by))
@@ -243,8 +339,38 @@ def build_report(
     from replay.audit.agent_measures import condition_rows
 
     report.agent_under_test = condition_rows(groups, resamples=resamples, seed=seed)
-    report.warnings.extend(w for c in conversations for w in c.warnings)
+    report.warnings.extend(w for c in [*conversations, *mixed] for w in c.warnings)
     return report
+
+
+def mixed_rows(convs: Sequence[Conversation]) -> list[Row]:
+    """Each mixed call's spans: plain counts, no rates' intervals, no test."""
+    return [
+        {
+            "call": c.name,
+            "agent": agent_label(c.header),
+            "scenario": c.scenario,
+            "changes": changes(c.spans),
+            "spans": [s.as_row() for s in c.spans],
+        }
+        for c in convs
+    ]
+
+
+def _pooled_agents(groups: Sequence[Any]) -> list[str]:
+    """A note per condition that pools calls to more than one agent."""
+    from replay.audit.render import condition_label
+
+    out: list[str] = []
+    for g in groups:
+        agents = sorted({agent_label(c.header) for c in g.conversations if c.kind == "cutin"})
+        if len(agents) > 1:
+            out.append(
+                f"condition {condition_label(g.condition)} pools calls to {len(agents)} agents "
+                f"({'; '.join(agents)}): --by agent_kind,agent splits them (tests never "
+                "pair or trend across agents)"
+            )
+    return out
 
 
 __all__ = [
@@ -253,8 +379,10 @@ __all__ = [
     "AuditReport",
     "Row",
     "build_report",
+    "by_source_rows",
     "disfluency_row",
     "group",
+    "mixed_rows",
     "negative_control",
     "paired_rows",
     "pairs_note",

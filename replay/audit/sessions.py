@@ -38,7 +38,15 @@ Three sources, each read without I/O here (the caller loads files):
   mid-turn pauses would not: a whole turn ends on an uncounted stretch, a cut
   window on a counted pause, and the rate would rise with β by construction.);
 * *the session* a call is (:func:`pair_key`), so paired tests pair the same session
-  under two conditions.
+  under two conditions; the key names the agent (its kind, name and model), so a
+  scripted call never pairs with a call to a black-box agent;
+* *the dials in force* (:mod:`replay.audit.spans`): a call whose dials changed
+  mid-call is *mixed*, left out of the condition tables and listed span by span;
+* *each user turn's source* (``source`` as logged: typed, mic, scenario, simulator,
+  interruption; a ``scenario`` turn of a batch run with ``--user llm`` is the LLM
+  caller's, as older simulated calls logged it), so disfluency can be read per source;
+* *the agent's rhythm*: its words and seconds of speech, for the likely cause of a
+  moved negative control.
 
 **τ2 trials**: :func:`replay.audit.tau2.from_trial`.
 
@@ -58,6 +66,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replay.audit.counter import TurnCounts, count
+from replay.audit.spans import Span, dial_spans
 from sessions.log.fold import CallLog, fold
 from sessions.log.realized import BACKCHANNEL, INTERRUPT
 
@@ -74,6 +83,8 @@ ALIASES: dict[str, str] = {
     "agent_model": "agent.model",
     "user_model": "user.model",
     "scenario": "scenario",
+    "agent_kind": "agent.kind",
+    "agent": "agent.name",
 }
 DIALS = ("alpha", "beta", "gamma")
 DEFAULT_BY = ("alpha", "beta", "gamma", "policy", "model")
@@ -135,6 +146,29 @@ class Conversation:
     warnings: list[str] = field(default_factory=list)
     agent: AgentCall | None = None
     """A call to a black-box agent: its agent-side counts (:mod:`replay.audit.agent_measures`)."""
+    turn_sources: list[str] = field(default_factory=list)
+    """Per user turn (parallel to ``turns``): where its text came from (:data:`SOURCES`)."""
+    spans: list[Span] = field(default_factory=list)
+    """The call's dial spans (:mod:`replay.audit.spans`); more than one: mixed."""
+    agent_words: int | None = None
+    """The agent's words said (each once), and their seconds of speech."""
+    agent_speech_s: float | None = None
+
+    @property
+    def mixed(self) -> bool:
+        """The dials changed mid-call: the call belongs to no single condition."""
+        return len(self.spans) > 1
+
+    @property
+    def name(self) -> str:
+        """How the audit names the call: its file's name, else its id."""
+        return self.source.replace("\\", "/").rsplit("/", 1)[-1] or self.id
+
+    def source_of(self, index: int) -> str:
+        """User turn ``index``'s source (the conversation's kind when not logged)."""
+        if index < len(self.turn_sources):
+            return self.turn_sources[index]
+        return {"tau2": "tau2", "texts": "text"}.get(self.kind, "unknown")
 
     @property
     def scenario(self) -> str | None:
@@ -171,7 +205,7 @@ class Conversation:
         return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
-PAIR_KEY_DOC = "scenario · run · base seed"
+PAIR_KEY_DOC = "agent · scenario · run · base seed"
 """What a paired test pairs, in words (the session as logged)."""
 
 
@@ -185,19 +219,56 @@ def pair_key(header: Mapping[str, Any]) -> tuple[str, ...] | None:
     * any other cutin call: scenario and call seed (``seeds.seed``);
     * a τ2 trial: task and trial number; a ``--texts`` conversation: its position.
 
-    None when there is no scenario to pair on."""
+    Every key starts with the agent (:func:`agent_identity`): a session only ever pairs
+    with the same agent, agent kind and scenario. None when there is no scenario to
+    pair on."""
     scenario = header.get("scenario")
     if scenario is None:
         return None
+    agent = agent_identity(header)
     batch = header.get("batch")
     if isinstance(batch, Mapping) and batch.get("run") is not None:
-        return ("session", str(scenario), str(batch["run"]), str(batch.get("seed", "")))
+        run = (str(batch["run"]), str(batch.get("seed", "")))
+        return ("session", *agent, str(scenario), *run)
     source = header.get("source")
     if source == "tau2":
-        return ("tau2", str(scenario), str(header.get("trial")))
+        return ("tau2", *agent, str(scenario), str(header.get("trial")))
     if source == "texts":
-        return ("texts", str(scenario))
-    return ("call", str(scenario), str(lookup(header, "seeds.seed")))
+        return ("texts", *agent, str(scenario))
+    return ("call", *agent, str(scenario), str(lookup(header, "seeds.seed")))
+
+
+def agent_identity(header: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The agent a call talked to: its kind (scripted, openai, twilio, ...), name and
+    model, as the header logs them ("" when absent)."""
+    return tuple(  # type: ignore[return-value]
+        "" if (v := lookup(header, f"agent.{k}")) is None else str(v)
+        for k in ("kind", "name", "model")
+    )
+
+
+def agent_label(header: Mapping[str, Any]) -> str:
+    """``twilio · Riverside support`` (kind, name, model as far as logged)."""
+    return " · ".join(p for p in agent_identity(header) if p) or "unnamed agent"
+
+
+SOURCES: dict[str, str] = {
+    "typed": "typed",
+    "mic": "microphone",
+    "scenario": "scenario line",
+    "simulator": "LLM caller",
+    "interruption": "interruption",
+    "tau2": "τ2 user simulator",
+    "text": "text file",
+}
+"""A user turn's logged source → how the audit names it."""
+
+
+def _turn_source(source: str, header: Mapping[str, Any]) -> str:
+    # Simulated calls logged an LLM caller's own lines as "scenario"; the batch says.
+    if source == "scenario" and lookup(header, "batch.user") == "llm":
+        return "simulator"
+    return source
 
 
 def canonical_field(name: str) -> str:
@@ -248,6 +319,8 @@ def from_session(session: Session) -> Conversation:
     counter = log.realized
     real = counter.snapshot
     conv.turns = [count(e.rendered) for e in log.user]
+    conv.turn_sources = [_turn_source(e.source, header) for e in log.user]
+    conv.spans = dial_spans(header, session.events, counter.counted())
     conv.pause_events = real.pauses
     conv.agent_turns = real.agent_turns
     conv.opportunities = real.opportunities
@@ -313,6 +386,17 @@ def _pre_action(conv: Conversation, log: CallLog) -> None:
                 speech += max(0.0, min(w.end, cutoff) - w.start)
     conv.pre_action_pauses = pauses
     conv.pre_action_speech_s = round(speech, 6)
+    words = 0
+    total = 0.0
+    for turn in log.agent.values():
+        said: dict[int, float] = {}
+        for e in turn.words:
+            for k, w in enumerate(e.words):
+                said.setdefault(e.first_index + k, max(0.0, w.end - w.start))
+        words += len(said)
+        total += sum(said.values())
+    conv.agent_words = words
+    conv.agent_speech_s = round(total, 6)
     _opening(conv, log)
 
 
@@ -350,9 +434,12 @@ __all__ = [
     "DEFAULT_DISFLUENCY_BY",
     "DIALS",
     "PAIR_KEY_DOC",
+    "SOURCES",
     "Behaviour",
     "Conversation",
     "Shadow",
+    "agent_identity",
+    "agent_label",
     "canonical_field",
     "condition_of",
     "from_session",

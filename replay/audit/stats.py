@@ -39,6 +39,10 @@ import numpy.typing as npt
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
+MIN_EVENTS = 10
+"""A rate over fewer events than this is printed as its count, with no interval
+(τ-Voice hides such rates too): with so few, a bootstrap interval is mostly the
+handful of events themselves (one call gives ``[100.0, 100.0]``)."""
 
 FloatArray = npt.NDArray[np.float64]
 Interval = tuple[float, float]
@@ -77,6 +81,16 @@ def _safe_divide(num: FloatArray, den: FloatArray) -> FloatArray:
 
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
+
+
+def too_few(events: float, units: int | None = None) -> str | None:
+    """Why a rate counting ``events`` is printed as its count (and an interval over
+    ``units`` resampled conversations, calls or pairs is not shown); None when not."""
+    if events < MIN_EVENTS:
+        return f"{events:g} event{'s' if events != 1 else ''} (fewer than {MIN_EVENTS})"
+    if units is not None and units < 2:
+        return "one conversation: resampling it cannot vary"
+    return None
 
 
 def ratio(num: float, den: float, scale: float = 1.0) -> float | None:
@@ -272,6 +286,7 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "LEVEL",
+    "MIN_EVENTS",
     "ConversationSums",
     "DisfluencyStats",
     "Interval",
@@ -284,6 +299,7 @@ __all__ = [
     "percentile_interval",
     "ratio",
     "resample_counts",
+    "too_few",
     "vmr",
     "vmr_from_sums",
 ]

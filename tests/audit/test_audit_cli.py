@@ -73,7 +73,17 @@ def audit_json(*args: str, env: dict[str, str]) -> dict[str, Any]:
 def test_texts_mode_rates_track_alpha(tmp_path: Path, child_env: dict[str, str]) -> None:
     corpus = long_corpus(tmp_path / "turns.txt")
     data = audit_json("--texts", str(corpus), "--alpha", "0,0.25,0.5,0.75,1", env=child_env)
-    assert set(data) == {"disfluency", "disfluency_by", "turn_taking", "tests", "effects"}
+    assert set(data) == {
+        "disfluency",
+        "disfluency_by",
+        "disfluency_by_source",
+        "turn_taking",
+        "tests",
+        "effects",
+        "mixed_calls",
+        "notes",
+        "min_events",
+    }
     rows = {r["condition"]["alpha"]: r for r in data["disfluency"]}
     assert list(rows) == [0.0, 0.25, 0.5, 0.75, 1.0]
     for row in rows.values():
@@ -114,7 +124,17 @@ def test_session_logs_folder(tmp_path: Path, child_env: dict[str, str]) -> None:
     write_log(folder / "one.jsonl", header("one"), crafted_events())
     write_log(folder / "two.jsonl", header("two", beta=0.0), crafted_events())
     data = audit_json(str(folder), "--by", "beta", "--resamples", "100", env=child_env)
-    assert set(data) == {"disfluency", "disfluency_by", "turn_taking", "tests", "effects"}
+    assert set(data) == {
+        "disfluency",
+        "disfluency_by",
+        "disfluency_by_source",
+        "turn_taking",
+        "tests",
+        "effects",
+        "mixed_calls",
+        "notes",
+        "min_events",
+    }
     rows = [r for r in data["turn_taking"] if r["mode"] == "auto"]
     assert [(r["condition"], r["behavior"]) for r in rows] == [
         ({"beta": 0.0}, "interruption"),

@@ -82,10 +82,18 @@ def test_the_opening_control_is_every_turns_first_six_words(tmp_path: Path) -> N
 
 def test_pair_keys_name_the_session_as_logged() -> None:
     batch = {"run": 3, "seed": 7, "batch": "b"}
-    assert pair_key({"scenario": "s", "batch": batch}) == ("session", "s", "3", "7")
-    assert pair_key({"scenario": "s", "seeds": {"seed": 5}}) == ("call", "s", "5")
-    assert pair_key({"source": "tau2", "scenario": "12", "trial": 0}) == ("tau2", "12", "0")
+    none = ("", "", "")
+    assert pair_key({"scenario": "s", "batch": batch}) == ("session", *none, "s", "3", "7")
+    assert pair_key({"scenario": "s", "seeds": {"seed": 5}}) == ("call", *none, "s", "5")
+    tau2 = {"source": "tau2", "scenario": "12", "trial": 0}
+    assert pair_key(tau2) == ("tau2", *none, "12", "0")
     assert pair_key({"seeds": {"seed": 5}}) is None
+    # The agent is part of the session: the same scenario and run to another agent
+    # (kind, name or model) is another session.
+    scripted = {"scenario": "s", "batch": batch, "agent": {"kind": "scripted", "name": "A"}}
+    line = {"scenario": "s", "batch": batch, "agent": {"kind": "twilio", "name": "A"}}
+    assert pair_key(scripted) == ("session", "scripted", "A", "", "s", "3", "7")
+    assert pair_key(scripted) != pair_key(line)
 
 
 def test_the_note_below_six_pairs() -> None:
@@ -121,7 +129,7 @@ def test_the_table_says_what_was_paired_and_notes_few_pairs(
     capsys.readouterr()
     assert main(["audit", str(out), "--by", "beta"]) == 0
     text = capsys.readouterr().out
-    assert "by session (scenario · run · base seed)" in text
+    assert "by session (agent · scenario · run · base seed)" in text
     assert "only 3 pairs" in text and "0.25" in text
     assert "negative control" in text
     assert main(["audit", str(out), "--by", "beta", "--json"]) == 0
