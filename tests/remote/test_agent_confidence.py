@@ -135,3 +135,43 @@ def test_the_call_screen_keeps_each_words_confidence(heard_log: Path) -> None:
     for e in logged:
         by_turn.setdefault(e.turn, [])[e.first_index :] = [w.p for w in e.words]
     assert [e.probs for e in entries] == [by_turn[e.turn] for e in entries]
+
+
+async def test_the_live_call_screen_marks_the_unsure_words(tmp_path: Path) -> None:
+    """The call screen on the same noisy line: each unsure word is drawn with its mark."""
+    from controls.tendencies import Tendencies
+    from cutin_tui.app import CutinApp
+    from cutin_tui.call_driver import VirtualDriver
+    from cutin_tui.widgets import TranscriptView
+    from sessions.call.config import CallConfig
+    from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
+    from sessions.call.users import ScriptedUser
+    from sessions.scenarios import load_scenario
+    from tests.tui.helpers import SIZE, advance, call_screen
+
+    scenario = load_scenario("line-check")
+    config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 0.0, 0.0), seed=3)
+    spec = RemoteSpec(agent="twilio:ws://127.0.0.1:8765/", cache_dir=tmp_path / "cache")
+    line = _NoisyLine(SimAgent(turns=[long_answer(3), long_answer(6)], yields=False))
+    line.open()
+    loop = build_line_call(spec, config, user=ScriptedUser(scenario), line=line, virtual=True)
+    driver = VirtualDriver(loop, scenario, recorder=None)
+    app = CutinApp(call=driver)
+    async with app.run_test(size=SIZE) as pilot:
+        await advance(pilot, driver, 40.0)
+        screen = call_screen(app)
+        entries = [e for e in screen.view.entries if isinstance(e, AgentEntry) and e.words]
+        unsure = [
+            w + UNSURE_MARK
+            for e in entries
+            for w, p in zip(e.words, e.probs, strict=False)
+            if p is not None and p < UNSURE_BELOW
+        ]
+        assert unsure, "the noisy answer should hold words the ears were unsure of"
+        view = screen.query_one(TranscriptView)
+        dimmed = view._style("unsure")
+        drawn = []
+        for entry in entries:
+            body = view._agent_body(entry)  # the entry exactly as the transcript draws it
+            drawn += [body.plain[s.start : s.end] for s in body.spans if s.style == dimmed]
+        assert drawn == unsure
