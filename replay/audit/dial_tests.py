@@ -186,7 +186,7 @@ def _paired_row(
     t, t_out = _by_session(treatment.conversations, value)
     b, b_out = _by_session(baseline.conversations, value)
     shared = sorted(set(t) & set(b))
-    if not shared:
+    if not (t or b or t_out or b_out):
         return None
     from replay.audit.render import condition_label
 
@@ -198,6 +198,20 @@ def _paired_row(
         for k, other in ((k, treatment.condition) for k in sorted(set(b) - set(t)))
     ]
     left_out = [*alone, *t_out, *b_out]
+    unpaired_calls = [
+        {"call": c.name, "agent": agent_label(c.header), "reason": why} for c, why in left_out
+    ]
+    if not shared:
+        # Nothing to test; the row only says which calls found no partner and why.
+        return {
+            "test": "unpaired",
+            "condition": treatment.condition,
+            "baseline": baseline.condition,
+            "metric": metric,
+            "pairs": 0,
+            "unpaired": len(left_out),
+            "unpaired_calls": unpaired_calls,
+        }
     test = paired_test(
         [t[k][0] for k in shared], [b[k][0] for k in shared], resamples=resamples, seed=seed
     )
@@ -215,9 +229,7 @@ def _paired_row(
         "same_seed": same_seed,
         "pairs": test.pairs,
         "unpaired": len(left_out),
-        "unpaired_calls": [
-            {"call": c.name, "agent": agent_label(c.header), "reason": why} for c, why in left_out
-        ],
+        "unpaired_calls": unpaired_calls,
         "nonzero": test.nonzero,
         "mean_diff": test.mean_diff,
         "ci": None if too_few(test.pairs, test.pairs) else interval(test.ci),
@@ -272,7 +284,7 @@ def paired_rows(
             row = _paired_row(metric, g, base, value, resamples=resamples, seed=seed)
             if row is None:
                 continue
-            moved = row["p"] is not None and row["p"] < CONTROL_ALPHA
+            moved = row.get("p") is not None and row["p"] < CONTROL_ALPHA
             if moved and metric in (NEGATIVE_CONTROL, OPENING_CONTROL):
                 row["flag"] = control_cause(g.conversations, base.conversations, metric)
             rows.append(row)
@@ -284,17 +296,18 @@ CONTROL_ALPHA = 0.05
 RATE_CHANGE = 0.05
 """The agent's speaking rate (words per second) differing by more than this share
 between conditions is a change of rhythm."""
-SPEECH_CHANGE = 0.15
-"""Its seconds of speech per agent turn differing by more than this share is a change
-of how long it speaks."""
+LENGTH_CHANGE = 0.15
+"""The words of its replies as written (before any cut) per turn differing by more
+than this share is a change of how long it means to speak."""
 
 
 def control_cause(
     treatment: Sequence[Conversation], baseline: Sequence[Conversation], metric: str
 ) -> str:
     """The likely cause of a negative control that moved (no dial can move it): too few
-    pauses or agent turns to measure it, the agent's speaking rate or its speaking time
-    per turn differing between the conditions, or an LLM agent whose replies differ."""
+    pauses or agent turns to measure it, the agent's speaking rate or the length of its
+    replies as written (which cuts do not shorten) differing between the conditions,
+    or an LLM agent whose replies differ."""
     opening = metric == OPENING_CONTROL
 
     def tally(convs: Sequence[Conversation]) -> tuple[int, int, int, float]:
@@ -316,11 +329,16 @@ def control_cause(
         before, after = bw / bs, tw / ts
         if before > 0 and abs(after / before - 1) > RATE_CHANGE:
             causes.append(f"the agent's speaking rate changed ({before:.2f} → {after:.2f} words/s)")
-    if bt and tt and bs > 0:
-        before, after = bs / bt, ts / tt
-        if abs(after / before - 1) > SPEECH_CHANGE:
+    planned = [
+        (sum(c.planned_words or 0 for c in convs), sum(c.planned_turns for c in convs))
+        for convs in (baseline, treatment)
+    ]
+    if all(words and turns for words, turns in planned):
+        before, after = (words / turns for words, turns in planned)
+        if abs(after / before - 1) > LENGTH_CHANGE:
             causes.append(
-                f"the agent's speaking time per turn changed ({before:.1f} → {after:.1f} s)"
+                f"the agent's replies were written {'longer' if after > before else 'shorter'}"
+                f" ({before:.1f} → {after:.1f} words per turn)"
             )
     models = sorted(
         {str(m) for c in [*treatment, *baseline] if (m := c.header.get("agent", {}).get("model"))}

@@ -83,8 +83,8 @@ def few_note(rows: Sequence[Row]) -> str | None:
         return None
     return (
         f"{FEW} fewer than 10 events (the count n is shown) or one conversation: no "
-        "interval (τ-Voice hides such rates too; a bootstrap over so few is the events "
-        "themselves, e.g. [100.0, 100.0])"
+        "interval (τ-Voice hides such rates too; resampling so few gives back the "
+        "events themselves, one call a single point)"
     )
 
 
@@ -151,6 +151,20 @@ def disfluency_table(rows: Sequence[Row]) -> Table:
     return table
 
 
+def _few_pct(r: Row, hidden: dict[str, str]) -> str:
+    """The share of actions at their turn's first opportunity, or its count."""
+    if "first_share" not in hidden or not r.get("actions"):
+        return _pct(r.get("first_share"))
+    return f"{(r.get('positions') or {}).get('1', 0)} of {r['actions']} {FEW}"
+
+
+def _few_rate(r: Row, hidden: dict[str, str], key: str, events: str) -> str:
+    """A pauses-per-minute control, or its count of pauses."""
+    if key not in hidden or r.get(events) is None:
+        return _num(r.get(key), 1)
+    return f"n={r[events]} {FEW}"
+
+
 def turn_taking_table(rows: Sequence[Row]) -> Table:
     table = _table(
         "Turn-taking — realized per opportunity and per agent turn",
@@ -189,10 +203,10 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
             if "per_turn" in hidden
             else _num(r["per_turn"], 3),
             str(r.get("manual", "—")),
-            _pct(r.get("first_share")),
+            _few_pct(r, hidden),
             _positions(r.get("positions") or {}),
-            _num(r.get("pauses_per_min_before_action"), 1),
-            _num(r.get("pauses_per_min_opening"), 1),
+            _few_rate(r, hidden, "pauses_per_min_before_action", "pre_action_pauses"),
+            _few_rate(r, hidden, "pauses_per_min_opening", "opening_pauses"),
         )
     notes = []
     if any(r.get("unit") == "consultation" for r in rows):
@@ -207,8 +221,8 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
     )
     if any(r.get("hidden") for r in rows):
         notes.append(
-            f"{FEW} fewer than 10 opportunities or agent turns: the count, not a rate "
-            "(τ-Voice hides such rates too)"
+            f"{FEW} fewer than 10 events (opportunities, agent turns, actions, pauses): "
+            "the count, not a rate (τ-Voice hides such rates too)"
         )
     table.caption = "\n".join(notes)
     table.caption_justify = "left"

@@ -248,11 +248,14 @@ def turn_taking_rows(condition: dict[str, Any], convs: Sequence[Conversation]) -
         actions = sum(p.actions for p in parts)
         manual = sum(p.manual for p in parts)
         positions = [pos for p in parts for pos in p.positions]
-        hidden = {
-            key: why
-            for key, events in (("per_opportunity", opportunities), ("per_turn", agent_turns))
-            if (why := too_few(events)) is not None
-        }
+        counts = (
+            ("per_opportunity", opportunities),
+            ("per_turn", agent_turns),
+            ("first_share", len(positions)),
+            (NEGATIVE_CONTROL, control["pre_action_pauses"] or 0),
+            (OPENING_CONTROL, control["opening_pauses"] or 0),
+        )
+        hidden = {key: why for key, events in counts if (why := too_few(events)) is not None}
         rows.append(
             {
                 "condition": condition,

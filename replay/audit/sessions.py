@@ -153,6 +153,10 @@ class Conversation:
     agent_words: int | None = None
     """The agent's words said (each once), and their seconds of speech."""
     agent_speech_s: float | None = None
+    planned_words: int | None = None
+    """The words of the agent's replies as written (before any cut), and how many
+    turns that counts: what it meant to say, which no dial moves."""
+    planned_turns: int = 0
 
     @property
     def mixed(self) -> bool:
@@ -397,6 +401,13 @@ def _pre_action(conv: Conversation, log: CallLog) -> None:
         total += sum(said.values())
     conv.agent_words = words
     conv.agent_speech_s = round(total, 6)
+    planned = [
+        t.end.text if t.end is not None else next((s.text for s in t.starts if s.text), None)
+        for t in log.agent.values()
+    ]
+    known = [len(text.split()) for text in planned if text]
+    conv.planned_words = sum(known) if known else None
+    conv.planned_turns = len(known)
     _opening(conv, log)
 
 
