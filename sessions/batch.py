@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sessions.log.models import EndEvent, ErrorEvent, Event
+from sessions.log.models import LAG_LIMIT_S, EndEvent, ErrorEvent, Event, FrameLag
 from sessions.log.realized import RealizedCounter
 
 RATE_JITTER_DEFAULT = 0.05
@@ -170,6 +170,8 @@ class CallTally:
     backchannels: int = 0
     errors: list[str] = field(default_factory=list)
     end_reason: str | None = None
+    frame_lag: FrameLag | None = None
+    """A real-time call's frame lag, from its end event (None on the virtual clock)."""
     _counter: RealizedCounter = field(default_factory=RealizedCounter, repr=False, compare=False)
 
     @property
@@ -188,6 +190,12 @@ class CallTally:
             self.errors.append(f"{event.where}: {event.message}" if event.where else event.message)
         elif isinstance(event, EndEvent):
             self.end_reason = event.reason
+            self.frame_lag = event.frame_lag
+
+    @property
+    def lagged(self) -> bool:
+        """The call's p99 frame lag exceeded one frame: its timings are not trusted."""
+        return self.frame_lag is not None and self.frame_lag.p99_s > LAG_LIMIT_S
 
 
 def tally(events: Iterable[Event]) -> CallTally:

@@ -22,11 +22,12 @@ from controls.tendencies import Tendencies
 from sessions.batch import CallSpec, CallTally, tally
 from sessions.log.models import Header
 from sessions.log.reader import LogError, read_session
-from sessions.plan import CallPlan, agent_kind
+from sessions.plan import CallPlan, agent_kind, on_line
 from sessions.plan.build import BuiltCall, build_call
 from sessions.scenarios.model import Scenario
 
 if TYPE_CHECKING:
+    from sessions.batch_live import BatchBoard
     from sessions.call.recorder import Recorder
     from sessions.settings import Settings
 
@@ -298,12 +299,17 @@ def run_batch(
     *,
     jobs: int = 1,
     settings: Settings | None = None,
+    agents: Sequence[str] = (),
+    board: BatchBoard | None = None,
 ) -> Iterator[CallOutcome]:
     """Yield one outcome per spec: skipped (already finished) ones first, then as calls end.
 
     Raises :class:`BatchMismatch` before running anything if a finished log in
-    ``out_dir`` disagrees with the plan. With ``jobs > 1`` calls run in that many
-    worker processes; outcomes then arrive in completion order."""
+    ``out_dir`` disagrees with the plan. On the virtual clock, ``jobs > 1`` calls run in
+    that many worker processes; calls on a line run in real time, ``jobs`` at once in
+    this process on one pump, dialling ``agents`` (default: ``options.agent``; several
+    are each lent to one call at a time, :mod:`sessions.batch_live`). Outcomes then
+    arrive in completion order. ``board`` shows what is running (a progress display)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     todo: list[CallSpec] = []
@@ -315,9 +321,27 @@ def run_batch(
         else:
             done.append(CallOutcome(spec, CallStatus.SKIPPED, final_path(out_dir, spec), counted))
     yield from done
+    if on_line(options.agent):
+        from sessions.batch_live import run_live
+
+        yield from run_live(
+            todo,
+            scenarios,
+            options,
+            out_dir,
+            jobs=jobs,
+            agents=agents,
+            settings=settings,
+            board=board,
+        )
+        return
     if jobs <= 1 or len(todo) <= 1:
         for spec in todo:
+            if board is not None:
+                board._started(spec.stem, None)
             yield run_call(spec, scenarios[spec.scenario], options, out_dir, settings)
+            if board is not None:
+                board._ended(spec.stem)
         return
     yield from _run_parallel(todo, scenarios, options, out_dir, jobs, settings)
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controls.tendencies import DEFAULT_TENDENCIES
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import add_caller_style, tendency_list
-from cutin_tui.cli.call_cmd import agent_choice, check_agent_key
+from cutin_tui.cli.call_cmd import check_agent_key
+from cutin_tui.cli.progress import batch_progress
+from cutin_tui.cli.simulate_agents import AgentsAction, check_agents, check_capacity
 from cutin_tui.cli.simulate_ray import add_ray_options, check_ray, ray_batch
 
 if TYPE_CHECKING:
@@ -94,14 +94,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="batch name recorded in every log (default: the folder's name)")
     p.add_argument(
         "--agent",
-        type=agent_choice,
+        action=AgentsAction,
         default="scripted",
         metavar="AGENT",
         help="agent under test: scripted (default), openai, or a black-box voice agent: "
         f"{line_help()}. "
-        "Calls to a black-box agent run in real time, one at a time, each ending when the "
+        "Calls to a black-box agent run in real time (--jobs at once), each ending when the "
         "scenario's caller has said everything (or after --max-seconds, default 120); "
-        "the caller is spoken by espeak-ng and each call's audio is kept beside its log",
+        "the caller is spoken by espeak-ng and each call's audio is kept beside its log. "
+        "Repeat it (or write a port range, 'twilio:ws://h:{8765..8772}/') for agents that "
+        "take one call at a time: each call takes a free one",
     )
     p.add_argument(
         "--base-url", help="OpenAI-compatible endpoint for --agent openai and --user llm"
@@ -163,7 +165,18 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="end a call after this many virtual seconds (a black-box agent: real seconds)",
     )
     p.add_argument(
-        "--jobs", type=int, default=1, help="calls run in parallel processes (default 1)"
+        "--jobs",
+        type=int,
+        default=1,
+        help="calls at once (default 1): virtual-clock calls in that many processes; "
+        "real-time calls on a line in this process on one clock, sharing the VAD and STT "
+        "models; more than this machine can pace is refused (see --force)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run --jobs real-time calls even beyond what this machine paces (calls whose "
+        "frame lag exceeds one frame are flagged and their timings not trusted)",
     )
     add_ray_options(p)
     p.add_argument(
@@ -198,8 +211,6 @@ def _check_line(args: argparse.Namespace) -> None:
     """What a batch over a line to a black-box agent cannot do (one clear line each)."""
     import shutil
 
-    if args.jobs != 1:
-        raise CliError(f"--agent {args.agent}: calls on a line run one at a time (--jobs 1)")
     if shutil.which("espeak-ng") is None:
         raise CliError(
             f"--agent {args.agent}: the caller speaks through espeak-ng: apt-get install espeak-ng"
@@ -265,6 +276,7 @@ def _report(
     from sessions.batch_run import CallStatus
 
     counts = {s: sum(1 for o in outcomes if o.status is s) for s in CallStatus}
+    lagged = [o for o in outcomes if o.tally.lagged and o.status is not CallStatus.FAILED]
     usable = [(o.spec, o.tally) for o in outcomes if o.status is not CallStatus.FAILED]
     # Rows in plan order, so the table reads like the grid that was asked for.
     order = {s.condition: i for i, s in reversed(list(enumerate(specs)))}
@@ -275,12 +287,14 @@ def _report(
                 {
                     "out": str(out_dir),
                     **{str(k): v for k, v in counts.items()},
+                    "lagged": [o.spec.stem for o in lagged],
                     "conditions": [r.as_dict() for r in rows],
                 }
             )
         )
     elif rows:
         _print_table(rows)
+    _report_lagged(lagged)
     for o in [o for o in outcomes if o.status is CallStatus.FAILED][:5]:
         print(f"cutin simulate: failed {o.spec.stem}: {o.message}", file=sys.stderr)
     left = len(specs) - len(outcomes)
@@ -318,15 +332,19 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 def run(args: argparse.Namespace) -> int:
     from sessions.batch import RATE_JITTER_DEFAULT, PlanError, conditions, plan_batch
+    from sessions.batch_live import BatchBoard
     from sessions.batch_run import BatchMismatch, CallStatus, run_batch
     from sessions.plan import LINE_SCENARIO, on_line
+    from sessions.plan import on_line as is_line
     from sessions.scenarios import ScenarioError, load_scenario, shipped_scenario_names
     from sessions.scenarios.profile import load_profile
     from sessions.settings import load_settings
 
     _check_available(args)
     check_ray(args)
+    agents = check_agents(args)
     options = _options(args)
+    jobs = check_capacity(args, agents) if is_line(args.agent) and args.ray is None else args.jobs
     check_agent_key(args)  # else every call of the batch fails on the missing key
     if _uses_llm(args):
         options = _with_model(options, _check_llm(args))
@@ -367,17 +385,25 @@ def run(args: argparse.Namespace) -> int:
 
     outcomes: list[CallOutcome] = []
     interrupted = False
-    with _progress(len(specs)) as advance:
+    board = BatchBoard()
+    with batch_progress(len(specs), board, jobs) as progress:
         try:
             if args.ray is not None:  # the same plan and filing, on a Ray cluster
                 batch = ray_batch(args, specs, scenarios, options, out_dir, settings)
             else:
                 batch = run_batch(
-                    specs, scenarios, options, out_dir, jobs=args.jobs, settings=settings
+                    specs,
+                    scenarios,
+                    options,
+                    out_dir,
+                    jobs=jobs,
+                    settings=settings,
+                    agents=agents,
+                    board=board,
                 )
             for outcome in batch:
                 outcomes.append(outcome)
-                advance(outcome)
+                progress.advance(outcome)
         except BatchMismatch as exc:
             raise CliError(str(exc)) from None
         except KeyboardInterrupt:
@@ -401,36 +427,21 @@ def _check_rates(specs: list[CallSpec]) -> None:
         SpeakingStyle(words_per_minute=wpm)  # raises ValueError naming the bad rate
 
 
-@contextlib.contextmanager
-def _progress(total: int) -> Iterator[Callable[[CallOutcome], None]]:
-    """A rich progress bar on stderr when it is a terminal; a no-op otherwise."""
-    if not sys.stderr.isatty():
-        yield lambda outcome: None
+def _report_lagged(lagged: list[CallOutcome]) -> None:
+    """Calls whose frame lag exceeded one frame: flagged, their timings not trusted."""
+    if not lagged:
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
+    print(
+        f"cutin simulate: {len(lagged)} call(s) lagged (p99 frame lag over one frame, 32 ms): "
+        "their timings are not trusted; `cutin audit` leaves them out of latency figures "
+        "(--keep-lagged keeps them). Fewer --jobs, or a bigger machine:",
+        file=sys.stderr,
     )
-
-    marks = {"ran": "", "skipped": " (skipped)", "failed": " FAILED"}
-    with Progress(
-        TextColumn("simulate"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[last]}"),
-        console=Console(stderr=True),
-    ) as bar:
-        task = bar.add_task("calls", total=total, last="")
-
-        def advance(outcome: CallOutcome) -> None:
-            last = outcome.spec.stem + marks[str(outcome.status)]
-            bar.update(task, advance=1, last=last)
-
-        yield advance
+    for o in lagged[:5]:
+        lag = o.tally.frame_lag
+        assert lag is not None
+        print(
+            f"cutin simulate:   {o.spec.stem}: p99 {lag.p99_s * 1000:.0f} ms, "
+            f"max {lag.max_s * 1000:.0f} ms",
+            file=sys.stderr,
+        )

@@ -165,7 +165,13 @@ def test_table_and_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0
     assert "interruptions/turn" in stdout and "backchannels/turn" in stdout
     assert re.search(r"│\s+0\.5\s+│\s+1\s+│\s+0\.5\s+│\s+1\s+│", stdout), stdout
-    assert stderr.strip() == f"cutin simulate: 2 calls run, 0 skipped, 0 failed -> {out}"
+    # Not a terminal: one plain progress line per finished call, then the summary.
+    lines = stderr.strip().splitlines()
+    assert lines[-1] == f"cutin simulate: 2 calls run, 0 skipped, 0 failed -> {out}"
+    assert [line.split("]")[0] for line in lines[:-1]] == [
+        "cutin simulate: [1/2",
+        "cutin simulate: [2/2",
+    ]
 
 
 def test_default_folder_is_under_the_sessions_dir(

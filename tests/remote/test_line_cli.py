@@ -20,7 +20,7 @@ from tests.support.cli import run_cutin
         (["call", "--agent", "twilio:ws://h:99999/"], "port"),
         (["call", "--agent", "phone"], "unknown agent"),
         (["call", "--agent", "realtime", "--push-to-talk"], "needs --input mic"),
-        (["simulate", "--agent", "realtime", "--jobs", "2"], "one at a time"),
+        (["simulate", "--agent", "realtime", "--jobs", "999"], "paces at most"),
     ],
 )
 def test_impossible_line_calls_are_one_line(args: list[str], says: str, tmp_path: Path) -> None:

@@ -1,0 +1,148 @@
+"""`cutin simulate`'s progress: calls done / running / failed, the ETA and each running
+call's condition; live on a terminal (rich), plain lines on stderr otherwise.
+
+The batch runner reports finished calls through :meth:`BatchProgress.advance` and
+what is running through a :class:`~sessions.batch_live.BatchBoard`, read here on the
+display's own refresh (never from a call's frame).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from sessions.inert_text import terminal_line
+
+if TYPE_CHECKING:
+    from sessions.batch_live import BatchBoard, CallState
+    from sessions.batch_run import CallOutcome
+
+PLAIN_EVERY_S = 30.0
+"""Without a terminal: a status line this often, besides one line per finished call."""
+SHOWN_RUNNING = 12
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    s = int(max(0.0, seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def describe(state: CallState) -> str:
+    """One running call's condition, e.g. ``t 12.3/30 s · turns 3 · cuts 1 · bc 2 · lag 2 ms``."""
+    limit = f"/{state.seconds:.0f}" if state.seconds is not None else ""
+    parts = [f"t {state.t:.1f}{limit} s"]
+    if state.lag_p99_s is not None:
+        parts += [
+            f"turns {state.agent_turns}",
+            f"cuts {state.interruptions}",
+            f"bc {state.backchannels}",
+            f"lag p99 {state.lag_p99_s * 1000:.0f} ms",
+        ]
+    return " · ".join(parts)
+
+
+class BatchProgress:
+    """Counts and timing of a batch (thread-safe reads for the display)."""
+
+    def __init__(self, total: int, board: BatchBoard, jobs: int) -> None:
+        self.total = total
+        self.board = board
+        self.jobs = jobs
+        self.ran = self.skipped = self.failed = 0
+        self.started = time.monotonic()
+        self._ran_wall: list[float] = []
+        self.last = ""
+
+    @property
+    def done(self) -> int:
+        return self.ran + self.skipped + self.failed
+
+    def advance(self, outcome: CallOutcome) -> None:
+        status = str(outcome.status)
+        if status == "ran":
+            self.ran += 1
+            self._ran_wall.append(time.monotonic())
+        elif status == "skipped":
+            self.skipped += 1
+        else:
+            self.failed += 1
+        lag = " LAGGED (timings not trusted)" if outcome.tally.lagged else ""
+        mark = {"ran": "", "skipped": " (skipped)"}.get(status, f" FAILED: {outcome.message}")
+        # A failure's message may quote the agent or its server: made inert for a terminal.
+        self.last = terminal_line(f"{outcome.spec.stem}{mark}{lag}")
+
+    def eta(self) -> float | None:
+        """Seconds left, from the pace of the calls run so far (None before the first)."""
+        run_done = self.ran + self.failed
+        if not run_done:
+            return None
+        left = self.total - self.done
+        return (time.monotonic() - self.started) / run_done * left
+
+    def headline(self) -> str:
+        running = len(self.board.running())
+        return (
+            f"{self.done}/{self.total} done ({self.skipped} skipped) · {running} running · "
+            f"{self.failed} failed · elapsed {_clock(time.monotonic() - self.started)} · "
+            f"ETA {_clock(self.eta())}"
+        )
+
+
+@contextmanager
+def batch_progress(total: int, board: BatchBoard, jobs: int) -> Iterator[BatchProgress]:
+    """The display for one batch: live when stderr is a terminal, else plain lines."""
+    progress = BatchProgress(total, board, jobs)
+    if sys.stderr.isatty():
+        with _live(progress):
+            yield progress
+        return
+    stop = threading.Event()
+    ticker = threading.Thread(target=_plain_status, args=(progress, stop), daemon=True)
+    ticker.start()
+    original = progress.advance
+
+    def advance(outcome: CallOutcome) -> None:
+        original(outcome)
+        print(f"cutin simulate: [{progress.done}/{total}] {progress.last}", file=sys.stderr)
+
+    progress.advance = advance  # type: ignore[method-assign]
+    try:
+        yield progress
+    finally:
+        stop.set()
+
+
+def _plain_status(progress: BatchProgress, stop: threading.Event) -> None:
+    while not stop.wait(PLAIN_EVERY_S):
+        print(f"cutin simulate: {progress.headline()}", file=sys.stderr)
+
+
+@contextmanager
+def _live(progress: BatchProgress) -> Iterator[None]:
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.progress_bar import ProgressBar
+    from rich.text import Text
+
+    def render() -> Any:
+        states = sorted(progress.board.running(), key=lambda s: s.stem)
+        rows: list[Any] = [
+            ProgressBar(total=progress.total, completed=progress.done, width=40),
+            Text(f"simulate {progress.headline()}"),
+        ]
+        for state in states[:SHOWN_RUNNING]:
+            rows.append(Text(f"  ▶ {state.stem}  {describe(state)}"))
+        if len(states) > SHOWN_RUNNING:
+            rows.append(Text(f"  … and {len(states) - SHOWN_RUNNING} more"))
+        if progress.last:
+            rows.append(Text(f"  last: {progress.last}"))
+        return Group(*rows)
+
+    with Live(get_renderable=render, console=Console(stderr=True), refresh_per_second=2):
+        yield
