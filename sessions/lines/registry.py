@@ -267,3 +267,27 @@ register(
         options="DTMF; CUTIN_SIP_USER, CUTIN_SIP_PASSWORD, CUTIN_SIP_REGISTRAR",
     )
 )
+register(
+    Transport(
+        kind="telnyx",
+        about="Telnyx media streaming",
+        audio="PCMU or PCMA 8 kHz",
+        builder="sessions.lines.telnyx:make_line",
+        prefix="telnyx:",
+        parser="sessions.lines.stream_query:parse_telnyx",
+        shape="telnyx:ws://HOST:PORT/PATH[?codec=PCMU|PCMA] (or telnyx:wss://)",
+    )
+)
+register(
+    Transport(
+        kind="plivo",
+        about="Plivo audio streams",
+        audio="μ-law 8 kHz or L16 8/16 kHz",
+        builder="sessions.lines.plivo:make_line",
+        prefix="plivo:",
+        parser="sessions.lines.stream_query:parse_plivo",
+        shape="plivo:ws://HOST:PORT/PATH[?codec=mulaw|l16&rate=8000|16000] (or plivo:wss://)",
+        rate_param="rate",
+        rates=(8000, 16000),
+    )
+)
