@@ -9,6 +9,7 @@ without a CPU.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +78,9 @@ def connect(address: str | None) -> bool:
         return False
     if address:
         check_reachable(address)
+    # Ray's own chatter (its C++ core's warnings too) stays off the user's terminal; what
+    # matters comes back as a ClusterError or a lost node's line.
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
     kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
     if not address:
         kwargs["include_dashboard"] = False

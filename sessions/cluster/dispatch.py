@@ -69,6 +69,7 @@ class _Actor:
     handle: Any
     slot: ActorSlot
     host: str = "?"
+    """The node's address, as Ray knows it."""
     ready: bool = False
     busy: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -177,6 +178,7 @@ class _Driver:
         self.lost_nodes: set[str] = set()
         self.last_loss = ""
         self.placed_at = 0.0
+        self.lost_since_placed = False
         self.running: dict[Any, tuple[_Job, _Actor]] = {}
         self.probes: dict[Any, _Actor] = {}
         self.runner = self.ray.remote(CallRunner)
@@ -185,17 +187,15 @@ class _Driver:
 
     def place(self, calls: int, *, first: bool) -> None:
         """Start actors for up to ``calls`` more calls on the live nodes' spare CPUs."""
-        self.placed_at = time.monotonic()
+        self.placed_at, self.lost_since_placed = time.monotonic(), False
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         held: dict[str, float] = {}
         for a in self.actors:
             held[a.slot.node_id] = held.get(a.slot.node_id, 0.0) + a.slot.cpus
-        nodes = [
-            (n.node_id, n.cpus - held.get(n.node_id, 0.0))
-            for n in cpu_nodes()
-            if n.node_id not in self.lost_nodes
-        ]
+        live = [n for n in cpu_nodes() if n.node_id not in self.lost_nodes]
+        hosts = {n.node_id: n.host for n in live}
+        nodes = [(n.node_id, n.cpus - held.get(n.node_id, 0.0)) for n in live]
         try:
             slots = plan_actors(nodes, self.cost, calls, shared=self.shared)
         except PlacementError as exc:
@@ -210,7 +210,7 @@ class _Driver:
                 max_task_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(slot.node_id, soft=False),
             ).remote(self.settings)
-            actor = _Actor(handle, slot)
+            actor = _Actor(handle, slot, hosts.get(slot.node_id, "?"))
             self.actors.append(actor)
             self.probes[handle.info.remote()] = actor
 
@@ -227,11 +227,12 @@ class _Driver:
                 f"node {info.host} runs cutin {info.version}, this machine {version_string()}: "
                 "install the same cutin[cluster] on every node"
             )
-        actor.ready, actor.host = True, info.host
+        actor.ready = True
         if self.stats is not None:
-            self.stats.nodes.add(info.host)
+            self.stats.nodes.add(actor.host)
             self.stats.slots += actor.slot.slots
-        self.note(f"node {info.host}: {actor.slot.slots} call slots ({actor.slot.cpus:g} CPUs)")
+        slots, cpus = actor.slot.slots, actor.slot.cpus
+        self.note(f"node {actor.host} ({info.host}): {slots} call slots, {cpus:g} CPUs")
 
     def _drop(self, actor: _Actor) -> None:
         if actor in self.actors:
@@ -244,6 +245,7 @@ class _Driver:
         if actor not in self.actors:
             return
         self.lost_nodes.add(actor.slot.node_id)
+        self.lost_since_placed = True
         self._drop(actor)
         self.last_loss = f"node {actor.host} lost: {reason}"
         self.note(self.last_loss)
@@ -312,21 +314,18 @@ class _Driver:
 
     def run(self, todo: list[CallSpec]) -> Iterator[CallOutcome]:
         queue = deque(_Job(spec) for spec in todo)
-        total, done = len(todo), 0
-        self.place(total, first=True)
+        self.place(len(todo), first=True)
         while queue or self.running:
             self._submit(queue)
-            capacity = sum(a.slot.slots for a in self.actors)
-            wanted = len(queue) + len(self.running) - capacity
             # Lost capacity is sought again on the live nodes; at once when none is left.
-            soon = time.monotonic() - self.placed_at > REPLACE_EVERY_S or not self.actors
-            if queue and wanted > 0 and soon:
-                self.place(wanted, first=False)
+            due = not self.actors or time.monotonic() - self.placed_at > REPLACE_EVERY_S
+            if queue and self.lost_since_placed and due:
+                capacity = sum(a.slot.slots for a in self.actors)
+                self.place(len(queue) + len(self.running) - capacity, first=False)
             if queue and not self.actors:
                 reason = self.last_loss or "no node could start a worker"
                 while queue:
                     job = queue.popleft()
-                    done += 1
                     yield CallOutcome(
                         job.spec,
                         CallStatus.FAILED,
@@ -347,9 +346,8 @@ class _Driver:
                 outcome = self._finished(ref, queue)
                 if outcome is None:
                     continue
-                done += 1
-                where = f" ({outcome.message})" if outcome.message else ""
-                self.note(f"[{done}/{total}] {outcome.spec.stem}: {outcome.status}{where}")
+                if outcome.message:  # the progress display shows the call; this, the why
+                    self.note(f"{outcome.spec.stem}: {outcome.status} ({outcome.message})")
                 yield outcome
             self._timeouts()
 
