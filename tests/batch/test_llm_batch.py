@@ -92,7 +92,8 @@ def test_llm_user_batch(
         assert s.header.batch["user"] == "llm" and s.header.batch["user_model"] == "test-model"
         said = {u.source: u.original for u in s.of(UserTurn)}
         if s.header.tendencies.beta == 0.0:
-            assert said == {"scenario": "Sure, it is order 48213."}
+            # The LLM caller's own line, not a scenario line (the audit reads them apart).
+            assert said == {"simulator": "Sure, it is order 48213."}
         else:
             # Every agent turn is cut, so the caller only ever speaks by cutting in.
             assert said == {"interruption": "Sorry, one quick thing."}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sessions.agents.base import Message
 from sessions.call.commands import CallerUtterance, SubmitText
 from sessions.call.near_end.caller import mic_user_turn
+from sessions.call.users import ScriptedUser
 from sessions.log.models import UserTurn, WordTiming
 
 if TYPE_CHECKING:
@@ -134,7 +135,9 @@ class SimulatedCaller:
                 if reply is None:
                     e.end("user_hangup")
                     return
-                self._start_user_turn(reply, t, source="scenario")
+                # A scripted caller says the scenario's lines; an LLM caller its own.
+                source = "scenario" if isinstance(e.user, ScriptedUser) else "simulator"
+                self._start_user_turn(reply, t, source=source)
             elif e.user is None and self._agent_done and e.virtual:
                 e.end("script_complete")
 
