@@ -19,8 +19,15 @@ DESCRIPTION = (
     "before any action, and in every turn's first six words where no rule acts), "
     "Kendall's τ-b of each dial against its realized rate, and "
     "Wilcoxon signed-rank tests against the dial-at-0 baseline paired by session "
-    "(scenario, run and base seed as logged: 20 runs give 20 pairs; fewer than 6 "
-    "pairs are noted). Calls to your own agent (--agent twilio:...|realtime) add an "
+    "(agent, scenario, run and base seed as logged: 20 runs give 20 pairs; fewer than "
+    "6 pairs are noted; only calls of the same agent, agent kind and scenario pair, and "
+    "every call left out is listed with the reason). A call whose dials changed "
+    "mid-call is listed span by span and left out of the condition tables and tests; a "
+    "rate over fewer than 10 events (or one conversation) prints its count and no "
+    "interval; a negative control that moved is flagged with its likely cause; "
+    "disfluency is also given per source of the caller's text (typed, scenario line, "
+    "LLM caller, interruption); docs/audit.md says what each note means. Calls to "
+    "your own agent (--agent twilio:...|realtime) add an "
     "'agent under test' table: its yield rate and latency after the caller cuts in, "
     "false yields after backchannels, response latency, talk-over and pauses per "
     "minute of its speech, pooled per condition with intervals over calls. PATH is a "
@@ -43,7 +50,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="FIELD[,FIELD]",
         help=(
             "condition fields: alpha, beta, gamma, policy, model (= agent_model, the "
-            "agent's), user_model (the user simulator's), scenario, or any dotted header "
+            "agent's), user_model (the user simulator's), agent_kind (scripted, openai, "
+            "twilio, ...), agent (its name), scenario, or any dotted header "
             "path (e.g. batch.user, speech.tts); repeatable (default: "
             "alpha,beta,gamma,policy,model, and user_model instead of model for the "
             "disfluency table, since disfluency is the user simulator's; with --texts: alpha)"
@@ -53,8 +61,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--json",
         action="store_true",
         help=(
-            "print JSON: disfluency, disfluency_by, turn_taking, tests, effects (and "
-            "agent_under_test for black-box calls)"
+            "print JSON: disfluency, disfluency_by, disfluency_by_source, turn_taking, "
+            "tests, effects, mixed_calls, notes, min_events (and agent_under_test for "
+            "black-box calls)"
         ),
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
