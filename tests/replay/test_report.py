@@ -19,7 +19,7 @@ TRIAL_KEYS = {"id", "task_id", "reward", "failed", "judged", "source", "kind", "
               "duration_s", "verdict_counts", "verdicts", "turns", "warnings"}  # fmt: skip
 TURN_KEYS = {"index", "speaker", "number", "start", "end", "text", "spoken", "unspoken",
              "interrupted", "cut_t", "cut_word", "talk_over_s", "original", "rendered",
-             "insertions", "source", "events"}  # fmt: skip
+             "insertions", "source", "events", "confidence", "unsure_words"}  # fmt: skip
 VERDICT_KEYS = {
     "judge",
     "scope",
