@@ -102,6 +102,8 @@ class RealtimePump:
 
     def __init__(self) -> None:
         self._calls: list[PumpedCall] = []
+        self._ending: set[PumpedCall] = set()
+        """Calls hanging up on their own thread (see :meth:`_stop_if_asked`)."""
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closed = False
@@ -163,7 +165,9 @@ class RealtimePump:
             while not self._closed:
                 calls = self.running
                 if not calls:
-                    if until_empty:
+                    with self._lock:
+                        ending = bool(self._ending)
+                    if until_empty and not ending:
                         return
                     self._wake.wait(IDLE_WAIT_S)
                     self._wake.clear()
@@ -183,8 +187,8 @@ class RealtimePump:
         for call in calls:
             engine = call.engine
             try:
-                if not engine.ended:
-                    self._stop_if_asked(call)
+                if not engine.ended and self._stop_if_asked(call):
+                    continue
                 if engine.ended:
                     self._finish(call, None)
                     continue
@@ -203,17 +207,45 @@ class RealtimePump:
                 self._finish(call, exc)
         return soonest
 
-    def _stop_if_asked(self, call: PumpedCall) -> None:
+    def _stop_if_asked(self, call: PumpedCall) -> bool:
+        """Hang up a call that is asked to stop or out of time, off this thread: its far
+        end may wait for its last words to be transcribed, and the other calls' frames
+        must not wait with it. True when the call left the pump."""
         if call.stop.is_set():
-            call.engine._end(call.stop_reason)
+            reason = call.stop_reason
         elif call.seconds is not None and call.clock.now() >= call.seconds:
-            call.engine._end("hangup")
+            reason = "hangup"
+        else:
+            return False
+        with self._lock:
+            self._calls.remove(call)  # no frame of it is stepped from here on
+            self._ending.add(call)
+
+        def hang_up() -> None:
+            error: BaseException | None = None
+            try:
+                call.engine._end(reason)
+            except Exception as exc:
+                call.engine._crash(exc)
+                error = exc
+            try:
+                self._done(call, error)
+            finally:
+                with self._lock:
+                    self._ending.discard(call)
+                self._wake.set()
+
+        threading.Thread(target=hang_up, name="cutin-hangup", daemon=True).start()
+        return True
 
     def _finish(self, call: PumpedCall, error: BaseException | None) -> None:
         with self._lock:
             if call not in self._calls:
                 return
             self._calls.remove(call)
+        self._done(call, error)
+
+    def _done(self, call: PumpedCall, error: BaseException | None) -> None:
         call.error = error
         try:
             if call.on_done is not None:
