@@ -334,6 +334,8 @@ class CallView:
         if self.line is None:
             self.line = LineView()
         self.line.apply(event)
+        if event.kind == "no_response":  # the agent went quiet: say so as it happens
+            self.note(clean_text(f"no response: {event.detail}"), "warn")
 
     def _on_dials_changed(self, event: DialsChanged) -> None:
         if event.autos.get("adapt") is False and self.calibration is not None:

@@ -59,6 +59,8 @@ class LineView:
     yield_latencies: list[float] = field(default_factory=list)
     backchannels_answered: int = 0
     false_yields: int = 0
+    no_responses: int = 0
+    """Caller turns the agent did not answer within the response window (``no_response``)."""
 
     def count_yield(self, event: AgentYield) -> None:
         if event.after == "interruption":
@@ -81,6 +83,8 @@ class LineView:
                 self.audio = format_label(encoding, event.data.get("rate"))
         elif kind == "clear":
             self.clears += 1
+        elif kind == "no_response":
+            self.no_responses += 1
         elif kind == "error":
             self.errors += 1
         elif kind == "closed":

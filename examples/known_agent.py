@@ -114,9 +114,12 @@ def render(pause_ms: int, voice: str, wpm: int, level: float) -> Speech:
     def at_8k(ssml: str) -> np.ndarray:
         audio = down.process(tts.synthesize_ssml(ssml))
         down.reset()
-        # Below a tenth of the ear's level is silence, exactly, so silences are exact.
+        # Below a tenth of the ear's level is silence, exactly, so silences are exact;
+        # the silence espeak leaves after the last word is cut (it would hold the floor).
         audio[np.abs(audio) < level / 10] = 0.0
-        return audio.astype(np.float32)
+        loud = np.flatnonzero(np.abs(audio) >= MARK)
+        end = int(loud[-1]) + 1 + RATE // 100 if loud.size else audio.size
+        return audio[:end].astype(np.float32)
 
     greeting, reply = at_8k(GREETING), at_8k(reply_ssml(pause_ms))
     energy = np.convolve(reply**2, np.ones(FRAME * 10), mode="valid")
@@ -430,7 +433,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="RMS level (dBFS) of a 20 ms frame that counts as sound",
     )
     ap.add_argument(
-        "--lead-ms", type=int, default=100, help="how far its audio runs ahead of what it hears"
+        "--lead-ms", type=int, default=200, help="how far its audio runs ahead of what it hears"
     )
     ap.add_argument("--pause-ms", type=int, default=400, help="pauses inside its reply")
     ap.add_argument(

@@ -20,7 +20,7 @@ _DOT = {"open": "●", "connecting": "◌", "closed": "○", "failed": "✕"}
 def line_status_parts(line: LineView) -> list[tuple[str, str]]:
     """(text, style name) runs: ``line ● open · twilio ws://127.0.0.1:8765/ · μ-law 8 kHz``,
     then how the agent has answered so far: clears, yields to cuts (median latency), false
-    yields to backchannels, line errors."""
+    yields to backchannels, caller turns left unanswered, line errors."""
     state = line.state
     if state == "closed":
         words = "closed by agent" if line.closed_by == "agent" else "closed"
@@ -42,6 +42,8 @@ def line_status_parts(line: LineView) -> list[tuple[str, str]]:
         out.append((f" · yielded {line.yields}/{line.cuts_answered}{median}", "detail"))
     if line.backchannels_answered:
         out.append((f" · false yields {line.false_yields}/{line.backchannels_answered}", "detail"))
+    if line.no_responses:
+        out.append((f" · no response ×{line.no_responses}", "failed"))
     if line.errors:
         out.append((f" · {line.errors} error{'s' if line.errors != 1 else ''}", "failed"))
     return out

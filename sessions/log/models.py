@@ -103,7 +103,15 @@ class AgentTurnStart(_Event):
     text: str | None = None
     """The full planned text when the agent is scripted or the text is known."""
     response_latency_s: float | None = None
-    """A black-box agent: seconds from the end of the caller's last turn to this onset."""
+    """A black-box agent: seconds from the end of the caller's last sound (a turn, a
+    barge-in or a backchannel, as it left on the line) to this onset, when the agent was
+    silent at that end (docs/agent-measures.md)."""
+    response_to: str | None = None
+    """A black-box agent: what ``response_latency_s`` is measured from: turn |
+    interruption | backchannel (None: no latency, or an older log)."""
+    over_caller: bool = False
+    """A black-box agent started this turn while the caller's turn was still going (its
+    audio or a pause inside it): an agent interruption (τ-Voice's I_A)."""
 
 
 class AgentWords(_Event):
@@ -327,6 +335,9 @@ class AgentYield(_Event):
     """What the agent had said by ``stop_t`` (or by the window's end), as transcribed."""
     talk_over_s: float = 0.0
     """Seconds the agent spoke while the caller's audio was playing, after the onset."""
+    already_silent: bool = False
+    """The agent's sound had ended before the caller's onset and it made none after it
+    (it had finished on its own): not a yield to this act, and not scored."""
 
 
 class LineEvent(_Event):

@@ -30,7 +30,7 @@ from sessions.call.engine.far_end import AgentTurn, Heard
 from sessions.call.far_ends.agent_ears import AgentEars
 from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
 from sessions.call.far_ends.line_yields import Backchannels, YieldWatching
-from sessions.call.near_end.caller_line import Synthesizer
+from sessions.call.near_end.caller_line import Synthesizer, line_rate_of
 from sessions.call.voice.recording import CallRecording
 from sessions.clock import Clock
 from sessions.lines.base import Line, LineNotice, NoticeKind
@@ -80,6 +80,7 @@ class LineFarEnd(YieldWatching):
     ) -> None:
         super().__init__(synthesizer, backchannels, remote or RemoteConfig(), user_source)
         self._line = line
+        self.line_rate = line_rate_of(getattr(line, "audio_format", "") or "")
         self.ears = ears
         self.recording = recording
         self._closing: list[_Closing] = []
@@ -163,6 +164,7 @@ class LineFarEnd(YieldWatching):
             self._flush_closing()
 
     def caller_frame(self, t: float, t1: float) -> None:
+        self._response_watch(t1)
         self._caller_frame(t1)
         self._silence_watchdog(t1)
 
@@ -213,9 +215,7 @@ class LineFarEnd(YieldWatching):
         agent = self._audio
         found = self.tape.first_sound(ev.t - 0.25, ev.t + self.e.config.frame_s)
         onset = round(found if found is not None else ev.t, 6)
-        latency = None
-        if self._last_caller_end is not None and not self.caller.active:
-            latency = round(max(0.0, onset - self._last_caller_end), 4)
+        latency, answers, over = self._response_to(onset)
         index = self._agent_turns
         self._agent_turns += 1
         self._answered_at = self._last_caller_end
@@ -223,7 +223,10 @@ class LineFarEnd(YieldWatching):
         self.ears.start_turn(ev.t, np.concatenate([self._lead, agent]) if self._lead.size else None)
         self._lead = np.zeros(0, dtype=np.float32)
         self.e.emit(SpeechStart(t=ev.t, speaker="agent", turn=index))
-        self.e.emit(AgentTurnStart(t=onset, turn=index, response_latency_s=latency))
+        extra: dict[str, object] = {"over_caller": True} if over else {}
+        if answers is not None:
+            extra["response_to"] = answers
+        self.e.emit(AgentTurnStart(t=onset, turn=index, response_latency_s=latency, **extra))
 
     def short_pause(self, ev: PauseEvent) -> None:
         if self._turn is not None:
@@ -249,6 +252,7 @@ class LineFarEnd(YieldWatching):
         self._flush_closing()
 
     def _close(self, turn: LineTurn, t: float, end_t: float) -> None:
+        self._agent_last_end = max(self._agent_last_end, end_t)
         speech_s = round(self.ears.turn_speech_s, 4)
         words = self.ears.close_turn()
         self._closing.append(_Closing(turn, round(t, 6), round(end_t, 6), speech_s, words))

@@ -25,8 +25,11 @@ class RemoteConfig:
     user_hangup_s: float = 3.0
     """A headless caller with nothing left to say hangs up this long after the agent's turn."""
     caller_patience_s: float = 10.0
-    """A headless caller whose turn the agent has not answered by then goes on (the wait is
-    logged as a ``line`` event of kind ``no_response``)."""
+    """A headless caller whose turn the agent has not answered by then goes on."""
+    response_window_s: float = 5.0
+    """No agent turn this long after the caller's sound ended (with the agent silent) is a
+    ``line`` event of kind ``no_response`` (τ-Voice's R_R), logged as it happens; so is
+    the caller speaking again first."""
 
 
 @dataclass

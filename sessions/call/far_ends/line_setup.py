@@ -100,9 +100,12 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     # Loaded once per process and shared by every call of a batch (so are VAD and speech).
     transcriber = shared_transcriber(spec.stt, cpu_threads=1)
     ears = AgentEars(vad, transcriber, inline=virtual)
-    hesitations = config.profile.style == "human"
+    # On a line the caller's hesitations are real silences of human length in either
+    # style (the paper's "—" and fillers too): they are the bait an agent that talks into
+    # a pause takes (docs/agent-measures.md, "Agent interruptions").
+    hesitations = True
 
-    voice_key = f"{tts.cache_key}-{config.profile.style}"
+    voice_key = f"{tts.cache_key}-hesitant"
 
     def synthesize(text: str) -> Speech:
         return cached_speech(

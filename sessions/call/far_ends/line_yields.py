@@ -141,6 +141,8 @@ class YieldWatching(LineCaller):
         turn = self._turn
         if turn is not None and turn.index == watch.turn and watch.after == "interruption":
             turn.stop_t = stop_t
+        silent = watch.already_silent(stop_t)
+        extra = {"already_silent": True} if silent else {}
         self.e.emit(
             AgentYield(
                 t=round(result.decided_t, 6),
@@ -148,12 +150,13 @@ class YieldWatching(LineCaller):
                 after=watch.after,
                 onset_t=watch.onset_t,
                 window_s=watch.window_s,
-                yielded=result.yielded,
+                yielded=result.yielded and not silent,
                 stop_t=stop_t,
-                latency_s=watch.latency(stop_t),
+                latency_s=None if silent else watch.latency(stop_t),
                 resumed=result.resumed,
                 clear_t=watch.clear_t,
                 heard=heard,
                 talk_over_s=result.talk_over_s,
+                **extra,
             )
         )

@@ -10,8 +10,14 @@ follow τ-Voice's interaction metrics (tau2-bench ``docs/interaction-metrics.md`
 
 "Falls silent" here is a silence that grows into a turn end (500 ms by default): a
 speaker's ordinary 200–400 ms mid-turn pauses are not a stop. The stop time is the
-end of the agent's last sound before that silence, found on the audio itself, so it
-is exact to the sample rather than to the 32 ms VAD frame.
+end of the agent's last sound before the watch could tell, found on the audio itself,
+so it is exact to the sample rather than to the 32 ms VAD frame, and a short burst the
+VAD does not call speech (a 50 ms resumption after a pause) still counts as sound.
+
+A stop cannot answer a sound that had not started: when the agent's last sound ended
+before the caller's onset and it made none after it, it had finished on its own (the
+rule fired in the silence after its answer), so the act is *already silent*, not a
+yield, and not scored (τ-Voice scores only acts that start during agent speech).
 """
 
 from __future__ import annotations
@@ -160,14 +166,21 @@ class YieldWatch:
         return self.result
 
     def stop_time(self, result: YieldResult, tape: SoundTape, frame_s: float) -> float | None:
-        """Sample-exact end of the agent's sound before the stopping silence."""
+        """Sample-exact end of the agent's last sound before the watch decided.
+
+        The VAD's silence starts up to ~2 frames after the sound really ends, and
+        sound it does not call speech (a short resumption, a breath) can follow inside
+        the silence: every sample over the level up to the decision is the agent's.
+        """
         if not result.yielded or result.silence_start is None:
             return None
         s = result.silence_start
-        # The VAD's silence starts up to ~2 frames after the sound really ends; the
-        # sound itself can trail a frame into it.
-        end = tape.last_sound(s - 0.3, s + 2 * frame_s)
+        end = tape.last_sound(s - 0.3, max(result.decided_t, s + 2 * frame_s))
         return end if end is not None else s
+
+    def already_silent(self, stop_t: float | None) -> bool:
+        """The agent's sound had ended before the onset: it finished on its own."""
+        return stop_t is not None and stop_t < self.onset_t - 1e-6
 
     def latency(self, stop_t: float | None) -> float | None:
         if stop_t is None:

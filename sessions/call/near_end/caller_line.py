@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from sessions.call.far_ends.yield_watch import first_sound_offset
+from sessions.call.far_ends.yield_watch import SOUND_LEVEL, first_sound_offset
+from sessions.lines.codec import StreamResampler
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.tts import Speech
 
@@ -47,6 +48,50 @@ class Utterance:
     def lead_s(self) -> float:
         """Silence at the start of the audio before the first sound (TTS lead-in)."""
         return first_sound_offset(self.audio)
+
+    def line_span(self, rate: int) -> tuple[float, float]:
+        """(first, end of last) sound, in seconds into the audio, as it leaves on a line
+        of ``rate`` Hz: what the agent hears, not the 16 kHz source (a final /s/ lies
+        above a phone line's 4 kHz and ends earlier there). Computed once per rate."""
+        key = f"_line_span_{rate}"
+        cached = self.meta.get(key)
+        if isinstance(cached, tuple):
+            return cached
+        span = line_sound_span(self.audio, rate)
+        self.meta[key] = span
+        return span
+
+
+def line_sound_span(audio: Audio, rate: int, level: float = SOUND_LEVEL) -> tuple[float, float]:
+    """(first, end of last) sample at or over ``level`` of 16 kHz ``audio`` band-limited
+    to a line of ``rate`` Hz, in seconds (the line's resampler delay taken off); (0, 0)
+    when nothing is that loud."""
+    if rate >= SAMPLE_RATE:
+        loud = np.flatnonzero(np.abs(audio) >= level)
+        if loud.size == 0:
+            return 0.0, 0.0
+        return float(loud[0]) / SAMPLE_RATE, float(loud[-1] + 1) / SAMPLE_RATE
+    down = StreamResampler(SAMPLE_RATE, rate)
+    # The zeros flush the filter, so a sound at the very end is not cut short.
+    y = np.concatenate([down.process(audio), down.process(np.zeros(256, dtype=np.float32))])
+    loud = np.flatnonzero(np.abs(y) >= level)
+    if loud.size == 0:
+        return 0.0, 0.0
+    first = max(0.0, float(loud[0]) / rate - down.delay_s)
+    last = max(first, float(loud[-1] + 1) / rate - down.delay_s)
+    return first, min(last, audio.size / SAMPLE_RATE)
+
+
+def line_rate_of(audio_format: str) -> int:
+    """The sample rate a line's ``audio_format`` states (``...;rate=8000``); 16 kHz when
+    it states none (then the source's own times are used)."""
+    for param in audio_format.split(";")[1:]:
+        key, _, value = param.partition("=")
+        if key.strip() == "rate":
+            digits = value.strip().split(" ")[0]
+            if digits.isdigit() and 4000 <= int(digits) <= 192000:
+                return int(digits)
+    return SAMPLE_RATE
 
 
 class CallerChannel:

@@ -67,6 +67,17 @@ class LineCaller:
         self._mic_cut = False
         """It began over an agent turn: an interruption, once its sound is on the line."""
         self._pending: list[_Speech] = []
+        self.line_rate = SAMPLE_RATE
+        """The line's sample rate: the caller's onsets and ends are read as they leave on it."""
+        self._caller_end: float | None = None
+        """End of the caller's last sound on the line (a turn, a barge-in, a backchannel)."""
+        self._caller_end_kind = "turn"
+        self._responded_to: float | None = None
+        """The caller end the agent answered, or whose missing answer was logged."""
+        self._agent_last_end = 0.0
+        """End of the agent's last sound in its last closed turn."""
+        self._caller_turn_span: tuple[float, float] | None = None
+        """The caller's last turn or barge-in on the line: (onset, end of its last sound)."""
         self._last_caller_end: float | None = None
         self._answered_at: float | None = None
         """The caller turn end the agent answered (or was given up on)."""
@@ -134,9 +145,13 @@ class LineCaller:
         audio = np.asarray(speech.audio, dtype=np.float32)
         words = list(speech.words)
         utt = Utterance(p.kind, audio, p.rendered)
+        if p.kind == "turn":
+            self._missed_before_speaking(t)
         self.caller.play(utt)
         onset = self._onset_of(utt)
         start = utt.start_index / SAMPLE_RATE if utt.start_index is not None else t
+        end = round(start + utt.line_span(self.line_rate)[1], 4)
+        self._caller_turn_span = (onset, end)
         index = e.caller.next_index()
         turn = self._turn
         if p.kind == "interruption" and turn is not None:
@@ -150,7 +165,7 @@ class LineCaller:
                 rendered=p.rendered,
                 insertions=p.insertions,
                 alpha=e.tendencies.alpha,
-                end_t=round(start + utt.duration, 4),
+                end_t=end,
                 words=[
                     WordTiming(
                         word=w.word, start=round(start + w.start, 4), end=round(start + w.end, 4)
@@ -162,8 +177,9 @@ class LineCaller:
         e.history.append(Message("user", p.original))
 
     def _onset_of(self, utt: Utterance) -> float:
+        """Where the utterance's sound starts on the line (as the agent hears it)."""
         assert utt.start_index is not None
-        return round(utt.start_index / SAMPLE_RATE + utt.lead_s, 6)
+        return round(utt.start_index / SAMPLE_RATE + utt.line_span(self.line_rate)[0], 6)
 
     # ---- the tester's microphone --------------------------------------------------------
 
@@ -193,16 +209,78 @@ class LineCaller:
         end = max(start, min(command.end, t))
         index = self.e.caller.next_index()
         self._last_caller_end = round(end, 6)
+        self._caller_end, self._caller_end_kind = self._last_caller_end, "turn"
         self.e.emit(mic_user_turn(command, index, text, start, end))
         self.e.history.append(Message("user", text))
 
     def _caller_finished(self, utt: Utterance, t: float) -> None:
-        if utt.kind == "backchannel" or utt.start_index is None:
+        """The caller's sound ended: the agent's response is timed from here (the last
+        sound as it left on the line), a backchannel's too (docs/agent-measures.md)."""
+        if utt.start_index is None:
             return
-        tail = utt.audio[::-1]
-        loud = np.flatnonzero(np.abs(tail) >= self.tape.level)
-        trailing = float(loud[0]) / SAMPLE_RATE if loud.size else 0.0
-        self._last_caller_end = round(utt.start_index / SAMPLE_RATE + utt.duration - trailing, 6)
+        end = round(utt.start_index / SAMPLE_RATE + utt.line_span(self.line_rate)[1], 6)
+        self._caller_end, self._caller_end_kind = end, utt.kind
+        if utt.kind != "backchannel":
+            self._last_caller_end = end
+
+    # ---- did the agent answer? ------------------------------------------------------------
+
+    def _response_to(self, onset: float) -> tuple[float | None, str | None, bool]:
+        """An agent turn starts at ``onset``: (response latency, what it answers, whether
+        it starts over the caller's turn: an agent interruption)."""
+        span = self._caller_turn_span
+        over = (span is not None and span[0] <= onset < span[1] - 1e-6) or (
+            self._mic_open is not None and self._mic_open <= onset
+        )
+        end = self._caller_end
+        if over or end is None or self._responded_to == end or self.caller.active:
+            return None, None, over
+        if end < self._agent_last_end - 1e-6 or onset < end:
+            return None, None, over  # the agent talked past the caller's end
+        self._responded_to = end
+        return round(onset - end, 4), self._caller_end_kind, over
+
+    def _response_watch(self, t: float) -> None:
+        """No agent turn within the response window of the caller's end: a no_response."""
+        end = self._caller_end
+        if end is None or self._responded_to == end or self._turn is not None:
+            return
+        if self.caller_active or end < self._agent_last_end - 1e-6 or self._owes_nothing():
+            return
+        window = self.remote.response_window_s
+        if t - end >= window:
+            self._no_response(t, f"the agent has not answered within {window:g} s")
+
+    def _missed_before_speaking(self, t: float) -> None:
+        """The caller speaks again while an answer is still owed: τ-Voice's no_response."""
+        end = self._caller_end
+        if end is None or self._responded_to == end or self._turn is not None:
+            return
+        if end >= self._agent_last_end - 1e-6 and not self._owes_nothing():
+            self._no_response(t, "the caller spoke again before the agent answered")
+
+    def _owes_nothing(self) -> bool:
+        # τ-Voice scores responses to turns only: an answer after a backchannel is timed
+        # from it, but none is owed (a missing one is no no_response).
+        return self._caller_end_kind == "backchannel"
+
+    def _no_response(self, t: float, detail: str) -> None:
+        end = self._caller_end
+        assert end is not None
+        self._responded_to = end
+        self.e.emit(
+            LineEvent(
+                t=round(t, 6),
+                kind="no_response",
+                detail=detail,
+                data={
+                    "caller_end_t": end,
+                    "after": self._caller_end_kind,
+                    "window_s": self.remote.response_window_s,
+                    "waited_s": round(t - end, 4),
+                },
+            )
+        )
 
     # ---- who speaks next ----------------------------------------------------------------
 
@@ -246,13 +324,5 @@ class LineCaller:
             return
         if t - last < self.remote.caller_patience_s:
             return
-        self._answered_at = last
-        self.e.emit(
-            LineEvent(
-                t=round(t, 6),
-                kind="no_response",
-                detail=f"the agent did not answer within {self.remote.caller_patience_s:g} s",
-                data={"caller_end_t": last},
-            )
-        )
+        self._answered_at = last  # its no_response was logged at the response window
         self._caller_due = t
