@@ -97,6 +97,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         ),
     )
     p.add_argument(
+        "--keep-lagged",
+        action="store_true",
+        help="keep calls whose frame lag exceeded one frame (a machine that could not pace "
+        "them) in the agent's latency figures; by default they are noted and left out",
+    )
+    p.add_argument(
         "--skip-bad",
         action="store_true",
         help="skip unreadable logs (with a warning) instead of stopping",
@@ -171,6 +177,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if not conversations:
         raise CliError("nothing to audit: the inputs hold no calls or trials")
+    from replay.audit.lag import set_aside_lagged
+
+    lag_notes = set_aside_lagged(conversations, keep=args.keep_lagged)
     report = build_report(
         conversations,
         fields,
@@ -179,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         disfluency_by=_disfluency_fields(args),
     )
     report.warnings[:0] = warnings
+    report.notes.extend(lag_notes)
     from replay.audit.effects import effects_rows
 
     effects = effects_rows(conversations, fields)

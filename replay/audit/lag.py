@@ -1,0 +1,63 @@
+"""Calls whose frames were processed late: their timings are not trusted.
+
+A real-time call logs its frame lag on its ``end`` event
+(:class:`~sessions.log.models.FrameLag`). When its p99 exceeded one frame (32 ms) the
+machine did not pace it (too many calls at once, or a busy machine): the caller's
+audio went out late and the agent's was read late, so the call's latencies (yield,
+response) and talk-over are off by up to that lag. The audit notes such calls and,
+unless ``--keep-lagged``, leaves them out of the agent-under-test table, where the
+latency figures are (their caller-side counts stay in the condition tables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from replay.audit.sessions import Conversation
+from sessions.log.models import LAG_LIMIT_S, EndEvent, FrameLag
+
+
+def frame_lag_of(path: str) -> FrameLag | None:
+    """The frame lag a log's ``end`` event records (None: none, or not a readable log)."""
+    from sessions.log import LogError, read_session
+
+    if not path or not Path(path).is_file():
+        return None
+    try:
+        ends = read_session(Path(path), skip_bad=True).of(EndEvent)
+    except (LogError, OSError):
+        return None
+    return ends[-1].frame_lag if ends else None
+
+
+def set_aside_lagged(conversations: Sequence[Conversation], *, keep: bool) -> list[str]:
+    """Flag the lagged calls; without ``keep`` drop their agent-side measures.
+
+    Returns the audit's notes (none when no call lagged)."""
+    lagged: list[tuple[Conversation, FrameLag]] = []
+    lags: dict[str, FrameLag | None] = {}
+    for conv in conversations:
+        if conv.kind != "cutin":
+            continue
+        if conv.source not in lags:
+            lags[conv.source] = frame_lag_of(conv.source)
+        lag = lags[conv.source]
+        if lag is not None and lag.p99_s > LAG_LIMIT_S:
+            lagged.append((conv, lag))
+    if not lagged:
+        return []
+    names = ", ".join(
+        f"{conv.name} (p99 {lag.p99_s * 1000:.0f} ms)" for conv, lag in lagged[:5]
+    ) + (f" and {len(lagged) - 5} more" if len(lagged) > 5 else "")
+    many = len(lagged) != 1
+    head = (
+        f"{len(lagged)} call{'s' if many else ''} lagged: frames processed more than one "
+        f"frame (32 ms) late at p99, so {'their' if many else 'its'} timings are not "
+        f"trusted ({names})"
+    )
+    if keep:
+        return [f"{head}; kept in the latency figures (--keep-lagged)"]
+    for conv, _ in lagged:
+        conv.agent = None
+    return [f"{head}; left out of the agent-under-test latency figures (--keep-lagged keeps them)"]
