@@ -18,10 +18,29 @@ finding. Per call, from the loaded :class:`~replay.model.Trial` (the
   stopped within 1.0 s of the token's onset) the numerator (``false_yields``);
   ``false_yield_rate`` = false_yields / backchannel_total and
   ``selectivity_backchannel`` = 1 − that (τ-Voice's S_BC, computed the way it is);
+* an act whose ``agent_yield`` is ``already_silent`` (or, in an older log, "yielded"
+  with ``stop_t`` before ``onset_t``: the agent's sound had ended before the caller's
+  onset) is in neither count, only in ``already_silent``: the agent had finished on its
+  own, so it answered no act (τ-Voice scores only acts during agent speech);
 * **response latency** (τ-Voice's L_R, ``response_latency_mean``, plus ``_median``):
-  ``response_latency_s`` of the agent turns that have one (end of the caller's last
-  turn → the agent's audio onset; none when the caller was still speaking or for the
-  first turn); ``response_total`` is how many;
+  ``response_latency_s`` of the agent turns that answer a caller turn or barge-in
+  (``response_to`` turn | interruption; an older log's latency counts as a turn's):
+  the end of the caller's sound on the line → the agent's audio onset, when the agent
+  was silent at that end; ``responses`` is how many. A turn that answers a
+  backchannel (after a false yield) is timed from the backchannel:
+  ``backchannel_response_latency_mean``, apart, as τ-Voice leaves backchannels out;
+* **response rate** (τ-Voice's R_R, ``response_rate``): ``responses`` over
+  ``response_total`` = responses + ``no_responses`` (``line`` events of kind
+  ``no_response``: no agent turn within the 5 s response window of the caller's end,
+  or the caller spoke again first);
+* **agent interruption rate** (τ-Voice's I_A, ``agent_interruption_rate``): agent turns
+  that started inside the caller's turn (``over_caller``: in its audio or a pause in
+  it) per ``response_total``; ``agent_interruptions`` counts them;
+* **dead air** (τ2's interaction facts): the time no turn holds the floor (an agent
+  turn from its onset to the end of its last sound, a caller turn from its onset to
+  the end of its sound on the line), over the call: ``dead_air_s``,
+  ``dead_air_fraction`` (of ``duration_s``), ``dead_air_max_gap_s`` and
+  ``dead_air_long_gaps`` (gaps longer than 3.0 s);
 * **talk-over**: ``talk_over_s`` = the sum over agent turns of the seconds the agent
   spoke while the caller's audio was playing; ``talk_over_per_turn_s`` divides by the
   agent turns that logged it (``talk_over_turns``);
@@ -64,6 +83,10 @@ if TYPE_CHECKING:
     from sessions.log import Session
 
 AGENT_YIELD = "agent_yield"
+LONG_GAP_S = 3.0
+"""A dead-air gap longer than this is a long gap (τ2's long-silence threshold)."""
+ANSWERED_KINDS = ("turn", "interruption")
+"""What a response answers for the response rate (a backchannel is timed, not owed)."""
 
 Row = dict[str, Any]
 
@@ -90,6 +113,12 @@ class AgentCall:
     backchannel_total: int = 0
     false_yields: int = 0
     response_latencies: list[float] = field(default_factory=list)
+    backchannel_response_latencies: list[float] = field(default_factory=list)
+    already_silent: int = 0
+    no_responses: int = 0
+    agent_interruptions: int = 0
+    dead_air_gaps: list[float] = field(default_factory=list)
+    duration_s: float = 0.0
     agent_turns: int = 0
     talk_over_turns: int = 0
     talk_over_s: float = 0.0
@@ -112,6 +141,10 @@ class AgentCall:
             self.talk_over_turns,
             self.short_pauses,
             self.speech_s,
+            len(self.response_latencies) + self.no_responses,
+            self.agent_interruptions,
+            math.fsum(self.dead_air_gaps),
+            self.duration_s,
         ]
 
 
@@ -128,6 +161,10 @@ _COLUMNS = (
     "talk_over_turns",
     "short_pauses",
     "speech_s",
+    "response_total",
+    "agent_interruptions",
+    "dead_air_s",
+    "duration_s",
 )
 _COL = {name: i for i, name in enumerate(_COLUMNS)}
 
@@ -139,6 +176,9 @@ _RATIOS: dict[str, tuple[str, str, float]] = {
     "response_latency_mean": ("response_latency_sum", "response_latency_n", 1.0),
     "talk_over_per_turn_s": ("talk_over_s", "talk_over_turns", 1.0),
     "pauses_per_min": ("short_pauses", "speech_s", 60.0),
+    "response_rate": ("response_latency_n", "response_total", 1.0),
+    "agent_interruption_rate": ("agent_interruptions", "response_total", 1.0),
+    "dead_air_fraction": ("dead_air_s", "duration_s", 1.0),
 }
 MEASURES = (*_RATIOS, "selectivity_backchannel")
 """The measures that carry a bootstrap interval (``<name>_ci``) per condition."""
@@ -157,8 +197,12 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
     for turn in trial.agent_turns():
         call.agent_turns += 1
         latency = _number(turn.meta.get("response_latency_s"))
-        if latency is not None:
+        answers = turn.meta.get("response_to")
+        if latency is not None and answers == "backchannel":
+            call.backchannel_response_latencies.append(latency)
+        elif latency is not None:
             call.response_latencies.append(latency)
+        call.agent_interruptions += turn.meta.get("over_caller") is True
         if turn.talk_over_s is not None:
             call.talk_over_turns += 1
             call.talk_over_s += turn.talk_over_s
@@ -172,7 +216,9 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
                 call.short_pauses += bool(mid_turn)
             elif e.kind == AGENT_YIELD:
                 yielded = e.data.get("yielded") is True
-                if e.data.get("after") == "backchannel":
+                if _already_silent(e.data):
+                    call.already_silent += 1
+                elif e.data.get("after") == "backchannel":
                     call.backchannel_total += 1
                     call.false_yields += yielded
                 elif e.data.get("after") == "interruption":
@@ -183,7 +229,61 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
                         call.yield_latencies.append(lat)
     call.talk_over_s = round(call.talk_over_s, 6)
     call.speech_s = round(call.speech_s, 6)
+    missed = trial.meta.get("no_responses")
+    call.no_responses = len(missed) if isinstance(missed, list) else 0
+    call.duration_s, call.dead_air_gaps = dead_air(trial)
     return call
+
+
+def _already_silent(data: Mapping[str, Any]) -> bool:
+    """The agent had stopped before the caller's onset: no act of its to score."""
+    if data.get("already_silent") is True:
+        return True
+    stop, onset = _number(data.get("stop_t")), _number(data.get("onset_t"))
+    return (
+        data.get("yielded") is True
+        and stop is not None
+        and onset is not None
+        and (stop < onset - 1e-6)
+    )
+
+
+def floor_spans(trial: Trial) -> list[tuple[float, float]]:
+    """Who holds the floor when: each agent turn from its onset to the end of its last
+    sound (``end_t``; ``stop_t`` or the turn's end in an older log), each caller turn
+    from its onset to the end of its sound."""
+    spans: list[tuple[float, float]] = []
+    for turn in trial.turns:
+        start = _number(turn.start)
+        if start is None:
+            continue
+        end: float | None
+        if turn.speaker == "agent":
+            end = _number(turn.meta.get("end_t"))
+            if end is None:
+                end = _number(turn.meta.get("stop_t"))
+            if end is None:
+                end = _number(turn.end)
+        else:
+            end = _number(turn.end)
+        if end is not None and end > start:
+            spans.append((start, end))
+    return sorted(spans)
+
+
+def dead_air(trial: Trial) -> tuple[float, list[float]]:
+    """(the call's length, the gaps in it that no turn holds) in seconds."""
+    spans = floor_spans(trial)
+    length = _number(trial.duration) or (max((e for _, e in spans), default=0.0))
+    gaps: list[float] = []
+    at = 0.0
+    for start, end in spans:
+        if start > at:
+            gaps.append(round(min(start, length) - at, 6))
+        at = max(at, end)
+    if length > at:
+        gaps.append(round(length - at, 6))
+    return round(length, 6), [g for g in gaps if g > 0]
 
 
 def call_of_session(session: Session) -> AgentCall | None:
@@ -219,9 +319,14 @@ def _selectivity(false_yields: float, total: float) -> float | None:
 
 
 def _measures(
-    sums: Sequence[float], yield_latencies: Sequence[float], response_latencies: Sequence[float]
+    sums: Sequence[float],
+    yield_latencies: Sequence[float],
+    response_latencies: Sequence[float],
+    calls: Sequence[AgentCall] = (),
 ) -> Row:
     s = dict(zip(_COLUMNS, sums, strict=True))
+    gaps = [g for c in calls for g in c.dead_air_gaps]
+    bc_latencies = [v for c in calls for v in c.backchannel_response_latencies]
     return {
         "yield_total": int(s["yield_total"]),
         "yields": int(s["yields"]),
@@ -233,9 +338,24 @@ def _measures(
         "false_yields": int(s["false_yields"]),
         "false_yield_rate": ratio(s["false_yields"], s["backchannel_total"]),
         "selectivity_backchannel": _selectivity(s["false_yields"], s["backchannel_total"]),
-        "response_total": int(s["response_latency_n"]),
+        "responses": int(s["response_latency_n"]),
+        "no_responses": int(s["response_total"] - s["response_latency_n"]),
+        "response_total": int(s["response_total"]),
+        "response_rate": ratio(s["response_latency_n"], s["response_total"]),
         "response_latency_mean": ratio(s["response_latency_sum"], s["response_latency_n"]),
         "response_latency_median": _median(response_latencies),
+        "backchannel_responses": len(bc_latencies),
+        "backchannel_response_latency_mean": (
+            math.fsum(bc_latencies) / len(bc_latencies) if bc_latencies else None
+        ),
+        "agent_interruptions": int(s["agent_interruptions"]),
+        "agent_interruption_rate": ratio(s["agent_interruptions"], s["response_total"]),
+        "already_silent": sum(c.already_silent for c in calls),
+        "duration_s": round(s["duration_s"], 6),
+        "dead_air_s": round(s["dead_air_s"], 6),
+        "dead_air_fraction": ratio(s["dead_air_s"], s["duration_s"]),
+        "dead_air_max_gap_s": max(gaps) if gaps else None,
+        "dead_air_long_gaps": sum(1 for g in gaps if g > LONG_GAP_S),
         "talk_over_turns": int(s["talk_over_turns"]),
         "talk_over_s": round(s["talk_over_s"], 6),
         "talk_over_per_turn_s": ratio(s["talk_over_s"], s["talk_over_turns"]),
@@ -252,7 +372,7 @@ def call_row(call: AgentCall) -> Row:
         "source": call.source,
         "agent_kind": call.agent_kind,
         "agent_turns": call.agent_turns,
-        **_measures(call.sums(), call.yield_latencies, call.response_latencies),
+        **_measures(call.sums(), call.yield_latencies, call.response_latencies, [call]),
     }
 
 
@@ -281,7 +401,7 @@ def condition_row(
         "condition": condition,
         "calls": len(calls),
         "agent_turns": sum(c.agent_turns for c in calls),
-        **_measures([float(v) for v in total], yield_lat, response_lat),
+        **_measures([float(v) for v in total], yield_lat, response_lat, calls),
     }
     for name, (num, den, scale) in _RATIOS.items():
         defined = bool(total[_COL[den]])
@@ -332,6 +452,8 @@ __all__ = [
     "call_row",
     "condition_row",
     "condition_rows",
+    "dead_air",
+    "floor_spans",
     "is_black_box",
     "measures_of_trial",
 ]

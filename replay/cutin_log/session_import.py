@@ -21,6 +21,7 @@ from sessions.log.models import (
     Backchannel,
     ErrorEvent,
     Interruption,
+    LineEvent,
     Opportunity,
     ShortPause,
     TurnEnd,
@@ -75,6 +76,12 @@ def trial_from_session(session: Session) -> Trial:
     trial.meta["events"] = len(session.events)
     # The one realized count (the live panel's and the audit's), for the reports.
     trial.meta["realized"] = log.realized.snapshot.line()
+    # Caller turns a black-box agent left unanswered (agent_measures' response rate).
+    trial.meta["no_responses"] = [
+        {"t": e.t, **e.data}
+        for e in log.inline
+        if isinstance(e, LineEvent) and e.kind == "no_response"
+    ]
     trial.verdicts = [verdict_from_log(v, trial) for v in log.verdicts]
     return trial
 
@@ -96,6 +103,10 @@ def _agent_turn(log: AgentTurnLog) -> Turn:
             turn.text = start.text
         if start.response_latency_s is not None:
             turn.meta["response_latency_s"] = start.response_latency_s
+        if start.response_to is not None:
+            turn.meta["response_to"] = start.response_to
+        if start.over_caller:  # a black-box agent that started inside the caller's turn
+            turn.meta["over_caller"] = True
     for words in log.words:
         turn.words.extend(WordTime(w.word, w.start, w.end, w.p) for w in words.words)
     e = log.end
@@ -108,7 +119,7 @@ def _agent_turn(log: AgentTurnLog) -> Turn:
         turn.cut_t = e.cut_t
         turn.cut_word = e.cut_word
         turn.talk_over_s = e.talk_over_s
-        for key, value in (("stop_t", e.stop_t), ("speech_s", e.speech_s)):
+        for key, value in (("stop_t", e.stop_t), ("speech_s", e.speech_s), ("end_t", e.end_t)):
             if value is not None:  # a black-box agent's turn (agent_measures)
                 turn.meta[key] = value
         turn.meta.pop("incomplete", None)

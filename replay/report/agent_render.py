@@ -23,7 +23,10 @@ DEFINITIONS = (
     "‡ after a backchannel, the same within 1.0 s (selectivity S_BC = 1 − this rate); "
     "response latency: the caller's end → the agent's audio onset (L_R); talk-over: agent "
     "speech while the caller's audio played\n"
-    "§ mid-turn pauses ≥ 200 ms per minute of agent speech (VAD): the rules' opportunities"
+    "§ mid-turn pauses ≥ 200 ms per minute of agent speech (VAD): the rules' opportunities\n"
+    "R_R: caller turns answered within 5 s (no_response otherwise); I_A: agent turns begun "
+    "inside the caller's turn, per caller turn; dead air: time no turn holds the floor "
+    "(docs/agent-measures.md)"
 )
 
 
@@ -91,9 +94,12 @@ def agent_table(rows: Sequence[Row]) -> Table:
             + f"\n{_ci(r['false_yield_rate_ci'], _pct_plain)}",
             f"mean {_num(r['response_latency_mean'])}"
             f"\n{_ci(r['response_latency_mean_ci'], s2)}"
-            f"\nmed {_num(r['response_latency_median'])} · n {r['response_total']}",
+            f"\nmed {_num(r['response_latency_median'])} · n {r['response_total']}"
+            f"\nR_R {_share(r['responses'], r['response_total'], r['response_rate'])}"
+            f"\nI_A {_frac(r['agent_interruptions'], r['response_total'])}",
             f"{_num(r['talk_over_s'], 1)} · {_num(r['talk_over_per_turn_s'])} per turn"
-            f"\n{_ci(r['talk_over_per_turn_s_ci'], s2)}",
+            f"\n{_ci(r['talk_over_per_turn_s_ci'], s2)}"
+            f"\ndead air {_num(r['dead_air_s'], 1)} s · {_pct(r['dead_air_fraction'])}",
             f"{_num(r['pauses_per_min'], 1)}\n{_ci(r['pauses_per_min_ci'], s1)}"
             f"\n{r['short_pauses']} in {r['speech_s']:.1f} s",
         )
@@ -138,6 +144,38 @@ def call_lines(row: Row) -> list[tuple[str, str, str, str]]:
             f"{_num(row['response_latency_mean'], 3)} · {_num(row['response_latency_median'], 3)}",
             f"{row['response_total']} agent turns after a caller turn",
             "response_latency_mean",
+        ),
+        (
+            "R_R response rate",
+            _pct(row["response_rate"]),
+            f"{_frac(row['responses'], row['response_total'])} caller turns answered"
+            f" ({row['no_responses']} no_response)",
+            "response_rate",
+        ),
+        (
+            "response latency after a backchannel, mean (s)",
+            _num(row["backchannel_response_latency_mean"], 3),
+            f"{row['backchannel_responses']} answers after a false yield",
+            "backchannel_response_latency_mean",
+        ),
+        (
+            "I_A agent interruptions per caller turn",
+            _num(row["agent_interruption_rate"], 3),
+            f"{row['agent_interruptions']} agent turns begun inside a caller turn",
+            "agent_interruption_rate",
+        ),
+        (
+            "dead air (s), total · share of the call · longest gap",
+            f"{_num(row['dead_air_s'], 2)} · {_pct(row['dead_air_fraction'])}"
+            f" · {_num(row['dead_air_max_gap_s'], 2)}",
+            f"{row['dead_air_long_gaps']} gaps over 3 s in {row['duration_s']:.1f} s",
+            "dead_air_s",
+        ),
+        (
+            "acts the agent was already silent for (not scored)",
+            str(row["already_silent"]),
+            "its sound had ended before the caller's onset",
+            "already_silent",
         ),
         (
             "talk-over of the caller (s), total · per agent turn",

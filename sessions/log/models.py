@@ -139,6 +139,9 @@ class AgentTurnEnd(_Event):
     caller's onset). None: it did not stop, or the agent's speech is cutin's own."""
     speech_s: float | None = None
     """A black-box agent: seconds of speech in the turn (VAD), for its pause profile."""
+    end_t: float | None = None
+    """A black-box agent: the end of its last sound in the turn, to the sample (the turn
+    holds the floor from its onset to here; dead air is the time no turn holds it)."""
 
 
 class InsertionRecord(_Model):
