@@ -9,7 +9,6 @@ without a CPU.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -78,12 +77,12 @@ def connect(address: str | None) -> bool:
         return False
     if address:
         check_reachable(address)
-    # Ray's own chatter (its C++ core's warnings too) stays off the user's terminal; what
-    # matters comes back as a ClusterError or a lost node's line.
-    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+    # Ray's own chatter stays off the terminal: what matters comes back as a
+    # ClusterError or a lost node's line.
     kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
     if not address:
         kwargs["include_dashboard"] = False
+    _quiet_driver(ray)
     where = redact_url(address) if address else "a local Ray"
     try:
         ray.init(address=address or None, **kwargs)
@@ -91,6 +90,16 @@ def connect(address: str | None) -> bool:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise ClusterError(f"cannot start or attach {where}: {first}") from None
     return True
+
+
+def _quiet_driver(ray: Any) -> None:
+    """Keep the cluster's error broadcasts off stdout: even with ``log_to_driver=False``
+    Ray's driver prints them there (a node's death, with colour escapes), which would
+    corrupt ``--json`` and reach the terminal raw. The dispatch reports what matters as
+    a lost node's line. (Ray's one printer of them; nothing else is muted.)"""
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    if worker is not None and hasattr(worker, "print_to_stdstream"):
+        worker.print_to_stdstream = lambda data, ignore_prefix=False: None
 
 
 def cpu_nodes() -> list[Node]:
