@@ -39,7 +39,7 @@ def _span(path: Path) -> tuple[float, float, EndEvent]:
 
 def _wav_seconds(path: Path) -> float:
     with wave.open(str(path)) as w:
-        return w.getnframes() / w.getframerate()
+        return float(w.getnframes() / w.getframerate())
 
 
 def test_three_calls_at_once_each_take_a_free_agent(
