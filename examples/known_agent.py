@@ -86,6 +86,8 @@ class Behaviour:
     ignore_shorter: int
     answer_after: int | None
     """Samples of caller silence before it answers (None: never answers)."""
+    answers: int | None
+    """How many times it answers at most (None: every time); then it goes silent."""
     talk_after: int | None
     """Samples of caller silence before it talks into a pause (None: waits to answer)."""
     resume: int
@@ -171,6 +173,7 @@ class Pipeline:
     turn: Turn | None = None
     cleared: bool = False
     clear_due: int | None = None
+    answered: int = 0
 
     def hear(self, audio: np.ndarray) -> None:
         self.pending = np.concatenate([self.pending, audio])
@@ -236,7 +239,7 @@ class Pipeline:
             t.resume = (r0, r0 + b.resume)
             burst = np.flatnonzero(np.abs(self.speech.burst[: b.resume]) >= MARK)
             final = r0 + (int(burst[-1]) + 1 if burst.size else b.resume)
-            self.log("resume", r0, end_t=final / RATE)
+            self.log("resume", r0, end_t=final / RATE, length_s=b.resume / RATE)
         self.log(
             "stop", final, onset_t=on / RATE, latency_s=(final - on) / RATE, decided_t=stop / RATE
         )
@@ -257,7 +260,7 @@ class Pipeline:
         if self.quiet_since_answer or self.last_loud is None:
             return
         waits = [w for w in (b.answer_after, b.talk_after) if w is not None]
-        if not waits:
+        if not waits or (b.answers is not None and self.answered >= b.answers):
             return
         wait = min(waits)
         # Decided a lead early (the audio it sends now plays that much later), so the
@@ -268,6 +271,7 @@ class Pipeline:
         talks_early = b.talk_after is not None and (
             b.answer_after is None or b.talk_after < b.answer_after
         )
+        self.answered += 1
         self._speak(self.speech.reply, start, "talk_into_pause" if talks_early else "answer")
 
     def _speak(self, audio: np.ndarray, start: int, why: str) -> None:
@@ -397,6 +401,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="answer this long after the caller's sound ends",
     )
     ap.add_argument("--never-answer", action="store_true", help="never answer")
+    ap.add_argument("--answers", type=int, help="answer this many times, then go silent")
     ap.add_argument(
         "--talk-into-pauses-after-ms",
         type=int,
@@ -458,6 +463,7 @@ def behaviour(args: argparse.Namespace) -> Behaviour:
         yield_after=None if args.never_yield else ms(max(0, args.yield_after_ms)),
         ignore_shorter=ms(max(0, args.ignore_shorter_ms)) or 0,
         answer_after=None if args.never_answer else ms(max(0, args.answer_after_ms)),
+        answers=None if args.answers is None else max(0, args.answers),
         talk_after=ms(args.talk_into_pauses_after_ms),
         resume=ms(max(0, args.resume_ms)) or 0,
         resume_gap=ms(max(0, args.resume_gap_ms)) or 0,
@@ -479,6 +485,10 @@ async def main(args: argparse.Namespace) -> int:
         print(f"known_agent: {exc}", file=sys.stderr)
         return 2
     out = args.truth.open("a", encoding="utf-8") if args.truth else None
+    if args.truth:
+        # Its speech beside the truth, so a test can find any of its samples in a recording.
+        audio = {"greeting": speech.greeting, "reply": speech.reply, "burst": speech.burst}
+        np.savez(args.truth.with_suffix(".speech.npz"), **audio)
     truth, numbers = Truth(out), itertools.count()
 
     async def handler(ws: Any) -> None:

@@ -9,10 +9,15 @@
 It listens on a free port of 127.0.0.1; the context waits for its ready line
 (``cutin-known-agent: listening ws://...``) and fails with its stderr if none comes.
 Its truth file is in a temporary folder that lives as long as the context. Every
-time in the truth is line time: the agent's n-th sample heard left cutin at
-n / 8000 s of call time, and its n-th sample sent plays at n / 8000 s (see the
-example's docstring), so truth and cutin's log compare directly. On exit the agent
-gets SIGINT, then SIGKILL.
+time in the truth is on the line's sample clock: the agent's n-th sample heard left
+cutin at n / 8000 s of call time, exactly; its n-th sample sent plays at n / 8000 s as
+long as cutin's playout never ran dry. On a loaded machine cutin's frame loop can stall
+and catch up faster than the agent answers, and its playout pads the gap with silence,
+so the agent's later audio plays later than its own clock says. :meth:`KnownAgent.on_line`
+finds where a truth time of the agent's own audio really played, by matching the audio
+the agent sent around it (it saves its rendered speech beside the truth) against the
+call's recording: an alignment of known audio, not a measure of cutin's. On exit the
+agent gets SIGINT, then SIGKILL.
 """
 
 from __future__ import annotations
@@ -32,10 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from sessions.lines.codec import StreamResampler
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 AGENT = REPO_ROOT / "examples" / "known_agent.py"
 READY_PREFIX = "cutin-known-agent: listening "
 START_TIMEOUT_S = 60.0
+RATE = 8000
 
 
 @dataclass
@@ -73,6 +83,58 @@ class KnownAgent:
             if time.monotonic() > deadline:
                 raise AssertionError(f"the known agent wrote no {kind!r} within {timeout} s")
             time.sleep(0.05)
+
+    def output(self, records: list[dict[str, Any]]) -> np.ndarray:
+        """The agent's audio of one call as it sent it, at 8 kHz on its own clock."""
+        with np.load(self.truth_path.with_suffix(".speech.npz")) as z:
+            speech = {k: z[k] for k in z.files}
+        end = max((r["t"] for r in records), default=0.0) + 20.0
+        out = np.zeros(int(end * RATE) + 1, dtype=np.float32)
+        speaks = [r for r in records if r["event"] == "speak"]
+        cuts = [round(r["decided_t"] * RATE) for r in records if r["event"] == "stop"]
+        for i, r in enumerate(speaks):
+            audio = speech["greeting" if r["why"] == "greeting" else "reply"]
+            start = round(r["t"] * RATE)
+            until = start + audio.size
+            if i + 1 < len(speaks):
+                until = min(until, round(speaks[i + 1]["t"] * RATE))
+            until = min([until, *[c for c in cuts if c >= start]])
+            out[start:until] = audio[: until - start]
+        for r in records:
+            if r["event"] == "resume":
+                r0, n = round(r["t"] * RATE), round(r["length_s"] * RATE)
+                out[r0 : r0 + n] = speech["burst"][:n]
+        return out
+
+    def on_line(
+        self,
+        t: float,
+        records: list[dict[str, Any]],
+        recording: np.ndarray,
+        *,
+        before: bool = True,
+        max_late_s: float = 2.0,
+    ) -> float:
+        """Where the agent's own truth time ``t`` played in the call's 16 kHz recording of
+        the agent's channel: the 0.4 s of its audio before (or after) ``t`` is found in
+        the recording, at most ``max_late_s`` late (cutin's playout only ever delays)."""
+        sent = self.output(records)
+        down = StreamResampler(16000, RATE)
+        heard = down.process(recording)
+        span = round(0.4 * RATE)
+        i = round(t * RATE)
+        a, b = (i - span, i) if before else (i, i + span)
+        a = max(a, 0)
+        seg = sent[a:b].astype(np.float64)
+        if not np.any(np.abs(seg) > 0.02):
+            raise AssertionError(f"no agent audio around {t} s to align")
+        early, late = round(0.05 * RATE), round(max_late_s * RATE)
+        lo = max(0, a - early)
+        region = heard[lo : b + late].astype(np.float64)
+        corr = np.correlate(region, seg, mode="valid")
+        energy = np.sqrt(np.convolve(region**2, np.ones(seg.size), mode="valid")) + 1e-9
+        lag = int(np.argmax(corr / energy)) + lo - a
+        return t + lag / RATE - down.delay_s
 
     def stderr_tail(self, n: int = 30) -> str:
         try:
