@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -172,6 +173,10 @@ def run_live(
     running: dict[PumpedCall, _Live] = {}
     ended: queue.Queue[PumpedCall] = queue.Queue()
     pump = RealtimePump().start()
+    # The pump must get the interpreter within a fraction of a frame while a call is
+    # being built or a socket thread decodes audio: switch threads every 1 ms, not 5.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, 0.001))
     try:
         while pending or running:
             while pending and len(running) < jobs and pool.free:
@@ -212,6 +217,7 @@ def run_live(
         raise
     finally:
         pump.close(timeout=5.0)
+        sys.setswitchinterval(switch)
 
 
 def _start(
