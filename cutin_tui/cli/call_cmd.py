@@ -13,6 +13,7 @@ from controls.tendencies import DEFAULT_TENDENCIES
 from cutin_tui.cli.args import add_caller_style, tendency
 
 if TYPE_CHECKING:
+    from cutin_tui.call_driver import CallDriver
     from sessions.plan import CallPlan
     from sessions.settings import Settings
 
@@ -433,4 +434,19 @@ def run(args: argparse.Namespace) -> int:
         driver.stop()
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
             print(f"log: {driver.log_path}", flush=True)
-    return app.return_code or 0
+    return app.return_code or _line_failed(driver)
+
+
+def _line_failed(driver: CallDriver) -> int:
+    """1 when the call's line to a black-box agent failed (an abnormal close, a drop),
+    as ``cutin simulate`` files such a call as failed; said on stderr in one line."""
+    import sys
+
+    from sessions.lines.base import LineState
+
+    line = driver.loop.line
+    if line is None or line.state is not LineState.FAILED:
+        return 0
+    with contextlib.suppress(OSError):
+        print("cutin call: the line to the agent failed (the log says why)", file=sys.stderr)
+    return 1

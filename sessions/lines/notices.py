@@ -4,8 +4,9 @@
 line, bounded, free of secrets (the line's :class:`~sessions.redact.Redactor`) and of
 anything a terminal acts on; every string in its data too (cut to :data:`MAX_TEXT`,
 the data bounded in entries and depth). Nothing an agent sends can grow the log without
-bound: ERROR notices of one kind are shown :data:`ERRORS_PER_KIND` times, of at most
-:data:`ERROR_KINDS` kinds, then only counted; a line gives at most
+bound: ERROR notices of one kind are shown :data:`ERRORS_PER_KIND` times, then only
+counted, and of kinds named after the agent's words (``event:NAME``) at most
+:data:`ERROR_KINDS` names; a line gives at most
 :data:`NOTICES_PER_KIND` notices of one kind and :data:`NOTICE_BYTES` of notice text in
 all. What was only counted is in :meth:`NoticeBoard.counts`, which the line's
 ``summary`` notice reports at its end.
@@ -31,8 +32,9 @@ from sessions.redact import Redactor
 ERRORS_PER_KIND = 3
 """How many ERROR notices of one kind are shown before the rest are only counted."""
 ERROR_KINDS = 20
-"""How many distinct kinds of a capped notice (ERROR, an unknown agent event) are shown;
-an agent invents its own event names, so those of further kinds are only counted."""
+"""How many distinct names of one family of capped notices (``event:NAME``: an error
+about an event the agent named, an unknown event) are shown; an agent invents its own
+event names, so those past this are only counted."""
 NOTICES_PER_KIND = 10_000
 """Notices of one :class:`NoticeKind` a line gives; the rest are only counted."""
 NOTICE_BYTES = 4 << 20
@@ -42,7 +44,7 @@ MAX_TEXT = 500
 """A notice's detail, and every string in its data, is cut to this many characters."""
 MAX_ITEMS = 32
 """Entries of one dict or list kept in a notice's data (nested no deeper than 4)."""
-COUNTED_KEYS = 100
+COUNTED_KEYS = 30
 """Distinct kinds a line's summary counts one by one (the rest add up as ``other``)."""
 
 _UNCAPPED = frozenset(
@@ -68,7 +70,7 @@ class NoticeBoard:
         self._lock = threading.Lock()
         self._notices: deque[LineNotice] = deque()
         self._key_counts: dict[tuple[str, str], int] = {}
-        self._keys_per_kind: dict[str, int] = {}
+        self._family_names: dict[tuple[str, str], int] = {}
         self._kind_counts: dict[str, int] = {}
         self._bytes = 0
         self._said_once: set[str] = set()
@@ -100,26 +102,31 @@ class NoticeBoard:
         data: dict[str, Any] | None = None,
         per_key: int = ERRORS_PER_KIND,
     ) -> None:
-        """A notice shown ``per_key`` times per ``key`` (and for :data:`ERROR_KINDS` keys
-        per notice kind), then only counted; saying so once per key, and once per kind."""
+        """A notice shown ``per_key`` times per ``key``, then only counted (saying so once).
+
+        A key ``family:NAME`` names the agent's own words (``event:teleport``): of one
+        family and notice kind only :data:`ERROR_KINDS` distinct names are shown, the
+        rest counted together (``error:event:*``), so invented names cannot crowd out
+        the line's fixed kinds (``rate``, ``mark_too_long``...), which are always shown."""
         key = terminal_line(key[:60])
         slot = (str(kind), key)
+        family = key.partition(":")[0] if ":" in key else ""
         with self._lock:
             count = self._key_counts.get(slot)
-            fresh = count is None
-            if fresh and self._keys_per_kind.get(str(kind), 0) >= ERROR_KINDS:
-                self._count(f"{kind}:{key}")
-                if f"kinds:{kind}" not in self._said_once:
-                    self._said_once.add(f"kinds:{kind}")
-                    self._append(
-                        kind,
-                        f"the agent sent {kind} notices of over {ERROR_KINDS} kinds; further"
-                        " kinds are only counted (see the line's summary)",
-                        {"kind": "kinds", "suppressed": True, "limit": ERROR_KINDS},
-                    )
-                return
-            if fresh:
-                self._keys_per_kind[str(kind)] = self._keys_per_kind.get(str(kind), 0) + 1
+            if count is None and family:
+                names = self._family_names.get((str(kind), family), 0)
+                if names >= ERROR_KINDS:
+                    self._count(f"{kind}:{family}:*")
+                    if f"family:{kind}:{family}" not in self._said_once:
+                        self._said_once.add(f"family:{kind}:{family}")
+                        self._append(
+                            kind,
+                            f"the agent sent {kind} notices of over {ERROR_KINDS} {family}"
+                            " kinds; further ones are only counted (see the line's summary)",
+                            {"kind": f"{family}:*", "suppressed": True, "limit": ERROR_KINDS},
+                        )
+                    return
+                self._family_names[(str(kind), family)] = names + 1
             count = (count or 0) + 1
             self._key_counts[slot] = count
             if count > per_key:

@@ -261,18 +261,21 @@ class AgentItems:
 
 
 def summary(event: dict[str, Any]) -> dict[str, Any]:
-    """The loggable part of a server event: its scalars and the ids of what it carries."""
+    """The loggable part of a server event: its scalars and the ids of what it carries.
+
+    Strings are cut one past :data:`MAX_TEXT`, so the line's notice board (which bounds
+    and cleans all notice data) still sees, marks and counts that they were longer."""
     out: dict[str, Any] = {}
     for key, value in event.items():
         if isinstance(value, str):
-            out[key] = value[:MAX_TEXT]
+            out[key] = value[: MAX_TEXT + 1]
         elif isinstance(value, _SCALARS):
             out[key] = value
     for key in ("response", "item", "error", "part"):
         value = event.get(key)
         if isinstance(value, dict):
             out[key] = {
-                k: (v[:MAX_TEXT] if isinstance(v, str) else v)
+                k: (v[: MAX_TEXT + 1] if isinstance(v, str) else v)
                 for k, v in value.items()
                 if isinstance(v, _SCALARS) or k == "status_details"
             }
