@@ -96,6 +96,7 @@ def dial(
     for number in mine:
         agent.wait_for("call_end", timeout=20, call=number)
     records = [r for r in agent.truth() if r["call"] in mine]
+    agent.speech()  # loaded while its folder exists
     agent_channel, _caller = read_two_channels(wav)
     events = list(read_session(recorder.path).events)
     return KnownCall(recorder.path, events, records, agent, agent_channel)

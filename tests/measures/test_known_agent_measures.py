@@ -95,10 +95,11 @@ def test_an_agent_that_stops_on_any_sound_false_yields_every_time(tmp_path: Path
 
 
 def test_a_short_resumption_after_a_pause_is_part_of_the_yield(tmp_path: Path) -> None:
-    # It stops in its own 700 ms pause, then makes a 50 ms sound 100 ms later: the stop
-    # is the end of that sound, not the start of the pause (latency 0).
+    # It stops inside its own 450 ms pause (100 ms after the caller's onset, which falls
+    # in the pause), then makes a 50 ms sound 100 ms later: the stop is the end of that
+    # sound, not the start of the pause (latency 0, before).
     args = ("--yield-after-ms", "0", "--resume-ms", "50", "--resume-gap-ms", "100")
-    with running_known_agent(*args, "--pause-ms", "700") as agent:
+    with running_known_agent(*args, "--pause-ms", "450", "--lead-ms", "100") as agent:
         call = dial(agent, tmp_path, beta=1.0, seconds=30)
     stops = call.truth("stop")
     cuts = [y for y in call.of("agent_yield") if y.after == "interruption"]
@@ -111,9 +112,17 @@ def test_a_short_resumption_after_a_pause_is_part_of_the_yield(tmp_path: Path) -
         assert abs(y.latency_s - latency) <= TOL, (y, truth, latency)
 
 
+SHORT = [
+    "I would like to change my delivery address please.",
+    "Sorry, one moment.",
+    "Hello, are you still there?",
+]
+"""The second line is the barge-in: short, so the silence after it is the agent's."""
+
+
 def test_an_agent_that_goes_silent_after_a_barge_in_is_a_no_response(tmp_path: Path) -> None:
     with running_known_agent("--yield-after-ms", "300", "--answers", "1") as agent:
-        call = dial(agent, tmp_path, beta=1.0, seconds=30, user_wait_s=8.0)
+        call = dial(agent, tmp_path, beta=1.0, seconds=36, user_wait_s=8.0, user_turns=SHORT)
     assert call.truth("stop"), "β = 1 must barge in on its one answer"
     missed = [e for e in call.of("line") if e.kind == "no_response"]
     assert missed, "no no_response in the log"

@@ -56,6 +56,7 @@ class KnownAgent:
     stderr_path: Path
     lines: list[str] = field(default_factory=list)
     _queue: queue.Queue[str] = field(default_factory=queue.Queue)
+    _speech: dict[str, np.ndarray] = field(default_factory=dict)
 
     def truth(self) -> list[dict[str, Any]]:
         """Every truth record written so far (a torn last line is left out)."""
@@ -84,10 +85,17 @@ class KnownAgent:
                 raise AssertionError(f"the known agent wrote no {kind!r} within {timeout} s")
             time.sleep(0.05)
 
+    def speech(self) -> dict[str, np.ndarray]:
+        """Its rendered speech (greeting, reply, burst), loaded once (it outlives the
+        temporary folder)."""
+        if not self._speech:
+            with np.load(self.truth_path.with_suffix(".speech.npz")) as z:
+                self._speech.update({k: z[k] for k in z.files})
+        return self._speech
+
     def output(self, records: list[dict[str, Any]]) -> np.ndarray:
         """The agent's audio of one call as it sent it, at 8 kHz on its own clock."""
-        with np.load(self.truth_path.with_suffix(".speech.npz")) as z:
-            speech = {k: z[k] for k in z.files}
+        speech = self.speech()
         end = max((r["t"] for r in records), default=0.0) + 20.0
         out = np.zeros(int(end * RATE) + 1, dtype=np.float32)
         speaks = [r for r in records if r["event"] == "speak"]
@@ -113,7 +121,7 @@ class KnownAgent:
         recording: np.ndarray,
         *,
         before: bool = True,
-        max_late_s: float = 2.0,
+        max_late_s: float = 1.0,
     ) -> float:
         """Where the agent's own truth time ``t`` played in the call's 16 kHz recording of
         the agent's channel: the 0.4 s of its audio before (or after) ``t`` is found in
@@ -133,7 +141,9 @@ class KnownAgent:
         region = heard[lo : b + late].astype(np.float64)
         corr = np.correlate(region, seg, mode="valid")
         energy = np.sqrt(np.convolve(region**2, np.ones(seg.size), mode="valid")) + 1e-9
-        lag = int(np.argmax(corr / energy)) + lo - a
+        cos = corr / energy / (np.linalg.norm(seg) + 1e-9)
+        # The earliest good match: the agent says the same words again later.
+        lag = int(np.flatnonzero(cos >= cos.max() - 0.05)[0]) + lo - a
         return t + lag / RATE - down.delay_s
 
     def stderr_tail(self, n: int = 30) -> str:

@@ -126,6 +126,15 @@ class CallerChannel:
             self._current = utterance
             self._pos = 0
 
+    def release(self) -> None:
+        """Stop the current utterance now (its sound is over; what is left is silence)."""
+        with self._lock:
+            self._current = None
+
+    def overlays(self) -> list[Utterance]:
+        with self._lock:
+            return [utt for utt, _ in self._overlays]
+
     def overlay(self, utterance: Utterance) -> None:
         with self._lock:
             utterance.start_index = self.index

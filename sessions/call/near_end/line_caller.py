@@ -232,13 +232,34 @@ class LineCaller:
         over = (span is not None and span[0] <= onset < span[1] - 1e-6) or (
             self._mic_open is not None and self._mic_open <= onset
         )
+        self._sound_ended_by(onset)
         end = self._caller_end
-        if over or end is None or self._responded_to == end or self.caller.active:
+        sounding = self.caller.busy or (self.caller.active and not self._only_tails(onset))
+        if over or end is None or self._responded_to == end or sounding:
             return None, None, over
         if end < self._agent_last_end - 1e-6 or onset < end:
             return None, None, over  # the agent talked past the caller's end
         self._responded_to = end
         return round(onset - end, 4), self._caller_end_kind, over
+
+    def _sound_ended_by(self, t: float) -> None:
+        """The caller's utterance whose sound has ended by ``t`` counts as ended, though
+        its audio's trailing silence is still playing."""
+        cur = self.caller.current
+        if cur is None or cur.start_index is None:
+            return
+        end = round(cur.start_index / SAMPLE_RATE + cur.line_span(self.line_rate)[1], 6)
+        if end <= t + 1e-9:
+            self.caller.release()
+            self._caller_finished(cur, t)
+
+    def _only_tails(self, t: float) -> bool:
+        """Every backchannel still playing has no sound left after ``t``."""
+        return all(
+            utt.start_index is not None
+            and utt.start_index / SAMPLE_RATE + utt.line_span(self.line_rate)[1] <= t + 1e-9
+            for utt in self.caller.overlays()
+        )
 
     def _response_watch(self, t: float) -> None:
         """No agent turn within the response window of the caller's end: a no_response."""
