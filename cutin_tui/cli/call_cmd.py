@@ -48,7 +48,9 @@ how fast the agent stopped (yield latency), whether a backchannel made it stop
 (false yield), and how long it took to answer. The
 agent's audio is transcribed (faster-whisper, offline tiny.en by default) and
 its pauses found by Silero VAD; --listen plays the line on your speaker. Try
-it offline: ./dev bot, then cutin call --agent twilio:ws://127.0.0.1:8765/."""
+it offline: ./dev bot, then cutin call --agent twilio:ws://127.0.0.1:8765/.
+When the line fails (the agent drops it or closes it abnormally, e.g. with
+1011), the log ends line_failed and cutin call exits 1 once you quit."""
 
 DEFAULT_SCENARIO = "retail-order-change"
 
