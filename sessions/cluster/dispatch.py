@@ -209,7 +209,7 @@ class _Driver:
                 max_restarts=0,
                 max_task_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(slot.node_id, soft=False),
-            ).remote(self.settings)
+            ).remote(self.settings, line=self.shared)
             actor = _Actor(handle, slot, hosts.get(slot.node_id, "?"))
             self.actors.append(actor)
             self.probes[handle.info.remote()] = actor

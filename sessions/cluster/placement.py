@@ -15,9 +15,6 @@ from dataclasses import dataclass
 
 VIRTUAL_CALL_CPUS = 1.0
 """A virtual-clock call is CPU-bound: one CPU per call."""
-LINE_CALL_CPUS = 0.35
-"""A real-time call on a line: bench/README.md measured 0.31 CPU-s per call-s for a call
-to the Pipecat bot (loop, VAD, STT, caller TTS and a proxy in one process); rounded up."""
 
 
 class PlacementError(ValueError):
@@ -34,7 +31,14 @@ class ActorSlot:
 
 
 def default_cost(on_line: bool) -> float:
-    return LINE_CALL_CPUS if on_line else VIRTUAL_CALL_CPUS
+    """CPUs one call reserves: a line call's is ``--jobs``'s measured per-call cost
+    (:data:`sessions.batch_live.LINE_CALL_CPU`, the calls of one actor share a pump and
+    the models as ``--jobs`` calls do)."""
+    if not on_line:
+        return VIRTUAL_CALL_CPUS
+    from sessions.batch_live import LINE_CALL_CPU
+
+    return LINE_CALL_CPU
 
 
 def node_slots(cpus: float, cost: float) -> int:

@@ -12,17 +12,20 @@ import os
 import shutil
 import socket
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sessions.batch import CallSpec
-from sessions.batch_run import CallStatus, RunOptions, run_call
+from sessions.batch_run import CallOutcome, CallStatus, RunOptions, run_call
+from sessions.plan import on_line
 from sessions.scenarios.model import Scenario
 from sessions.version import version_string
 
 if TYPE_CHECKING:
+    from sessions.call.engine.realtime import RealtimePump
     from sessions.settings import Settings
 
 
@@ -65,11 +68,56 @@ def node_settings(settings: Settings | None, scratch: Path) -> Settings:
 
 
 class CallRunner:
-    """Runs calls on one node; concurrent calls each get their own scratch folder."""
+    """Runs calls on one node; concurrent calls each get their own scratch folder.
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    Calls on a line run in real time on one pump for the whole actor, sharing the loaded
+    VAD and Whisper models and the caller's speech (:mod:`sessions.batch_live` does the
+    same for ``--jobs``): the models are loaded before the actor answers, so its first
+    calls do not pay for them. Virtual-clock calls run as :func:`run_call` runs them."""
+
+    def __init__(self, settings: Settings | None = None, *, line: bool = False) -> None:
         self.scratch = Path(tempfile.mkdtemp(prefix="cutin-ray-"))
         self.settings = node_settings(settings, self.scratch)
+        self._pump: RealtimePump | None = None
+        self._lock = threading.Lock()
+        if line:
+            self._warm()
+
+    def _warm(self) -> None:
+        from sessions.speech.shared import shared_transcriber
+        from sessions.speech.vad import load_vad
+
+        load_vad("onnx")
+        shared_transcriber(self.settings.stt_model, cpu_threads=1)
+
+    def _shared_pump(self) -> RealtimePump:
+        with self._lock:
+            if self._pump is None:
+                from sessions.call.engine.realtime import RealtimePump
+
+                self._pump = RealtimePump().start()
+            return self._pump
+
+    def _run_line(
+        self, spec: CallSpec, scenario: Scenario, options: RunOptions, folder: Path
+    ) -> CallOutcome:
+        """One real-time call on the actor's pump, filed in ``folder`` as run_live files it."""
+        from sessions.batch_live import _finish, _start
+
+        scenarios = {spec.scenario: scenario}
+        started = _start(spec, options.agent, scenarios, options, folder, self.settings)
+        if isinstance(started, CallOutcome):
+            return started
+        done = threading.Event()
+        loop = started.built.loop
+        started.pumped = self._shared_pump().add(
+            loop,
+            loop.voice.start(loop.submit),
+            seconds=started.seconds,
+            on_done=lambda call, error: done.set(),
+        )
+        done.wait()
+        return _finish(started, folder, started.pumped.error)
 
     def info(self) -> RunnerInfo:
         return RunnerInfo(version_string(), socket.gethostname(), os.getpid())
@@ -82,7 +130,10 @@ class CallRunner:
         start = time.monotonic()
         folder = Path(tempfile.mkdtemp(prefix=spec.stem[:40] + "-", dir=self.scratch))
         try:
-            outcome = run_call(spec, scenario, options, folder, self.settings)
+            if on_line(options.agent):
+                outcome = self._run_line(spec, scenario, options, folder)
+            else:
+                outcome = run_call(spec, scenario, options, folder, self.settings)
             log = _read(outcome.path)
             wav = _read(outcome.path.with_name(spec.stem + ".wav"))
         finally:
@@ -99,6 +150,9 @@ class CallRunner:
         )
 
     def close(self) -> None:
+        if self._pump is not None:
+            self._pump.hang_up_all("interrupted")
+            self._pump.close(timeout=5.0)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 

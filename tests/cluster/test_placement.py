@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from sessions.cluster.placement import (
-    LINE_CALL_CPUS,
     PlacementError,
     default_cost,
     node_slots,
@@ -16,6 +15,7 @@ from sessions.cluster.placement import (
 def test_slots_are_whole_calls_that_fit() -> None:
     assert node_slots(1.0, 0.25) == 4  # 1 / 0.25 in floating point is not below 4
     assert node_slots(1.0, 0.35) == 2
+    assert node_slots(1.0, 0.12) == 8
     assert node_slots(8.0, 1.0) == 8
     assert node_slots(0.5, 1.0) == 0
     assert node_slots(0.0, 0.1) == 0
@@ -49,4 +49,4 @@ def test_a_cluster_without_room_for_one_call_is_one_clear_error() -> None:
 
 def test_default_cost_by_clock() -> None:
     assert default_cost(on_line=False) == 1.0
-    assert default_cost(on_line=True) == LINE_CALL_CPUS < 1.0
+    assert 0 < default_cost(on_line=True) < 0.5  # a real-time call mostly waits
