@@ -69,7 +69,7 @@ class LineView:
                 self.yields += 1
                 if event.latency_s is not None:
                     self.yield_latencies.append(event.latency_s)
-        else:
+        elif event.after == "backchannel" and not event.already_silent:
             self.backchannels_answered += 1
             self.false_yields += int(event.yielded)
 

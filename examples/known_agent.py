@@ -193,7 +193,8 @@ class Pipeline:
                 self.sound_on = n0 + int(loud_idx[0])
                 self.log("sound_start", self.sound_on)
             self.last_loud = n0 + int(loud_idx[-1]) + 1
-            if not self._speaking_at(n0):
+            long_enough = self.last_loud - self.sound_on >= b.ignore_shorter
+            if long_enough and not self._speaking_at(self.sound_on):
                 self.quiet_since_answer = False  # a sound it did not talk over wants an answer
             self._maybe_stop()
         elif (
@@ -487,8 +488,12 @@ async def main(args: argparse.Namespace) -> int:
     out = args.truth.open("a", encoding="utf-8") if args.truth else None
     if args.truth:
         # Its speech beside the truth, so a test can find any of its samples in a recording.
-        audio = {"greeting": speech.greeting, "reply": speech.reply, "burst": speech.burst}
-        np.savez(args.truth.with_suffix(".speech.npz"), **audio)
+        np.savez(
+            args.truth.with_suffix(".speech.npz"),
+            greeting=speech.greeting,
+            reply=speech.reply,
+            burst=speech.burst,
+        )
     truth, numbers = Truth(out), itertools.count()
 
     async def handler(ws: Any) -> None:

@@ -86,6 +86,8 @@ AGENT_YIELD = "agent_yield"
 LONG_GAP_S = 3.0
 """A dead-air gap longer than this is a long gap (τ2's long-silence threshold)."""
 ANSWERED_KINDS = ("turn", "interruption")
+SELECTIVITY_KINDS = ("vocal_tic", "non_directed")
+"""Caller sounds not meant as a turn (``caller_sound``), scored as τ-Voice's S_VT, S_ND."""
 """What a response answers for the response rate (a backchannel is timed, not owed)."""
 
 Row = dict[str, Any]
@@ -118,6 +120,8 @@ class AgentCall:
     no_responses: int = 0
     agent_interruptions: int = 0
     dead_air_gaps: list[float] = field(default_factory=list)
+    selectivity: dict[str, list[int]] = field(default_factory=dict)
+    """Vocal tics and side talk: kind → [events, errors] (it stopped or answered)."""
     duration_s: float = 0.0
     agent_turns: int = 0
     talk_over_turns: int = 0
@@ -227,6 +231,14 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
                     lat = _number(e.data.get("latency_s"))
                     if yielded and lat is not None:
                         call.yield_latencies.append(lat)
+    for turn in trial.turns:  # a tic in the agent's silence sits in any turn
+        for e in turn.events:
+            kind = e.data.get("after") if e.kind == AGENT_YIELD else None
+            if kind in SELECTIVITY_KINDS and not _already_silent(e.data):
+                error = e.data.get("yielded") is True or e.data.get("responded") is True
+                totals = call.selectivity.setdefault(str(kind), [0, 0])
+                totals[0] += 1
+                totals[1] += error
     call.talk_over_s = round(call.talk_over_s, 6)
     call.speech_s = round(call.speech_s, 6)
     missed = trial.meta.get("no_responses")
@@ -313,6 +325,18 @@ def _p95(values: Sequence[float]) -> float | None:
     return float(np.percentile(np.asarray(values, dtype=np.float64), 95.0)) if values else None
 
 
+def _selectivities(calls: Sequence[AgentCall]) -> Row:
+    """τ-Voice's S_VT and S_ND (1 − error rate) with their counts, pooled over calls."""
+    out: Row = {}
+    for kind in SELECTIVITY_KINDS:
+        total = sum(c.selectivity.get(kind, [0, 0])[0] for c in calls)
+        errors = sum(c.selectivity.get(kind, [0, 0])[1] for c in calls)
+        out[f"{kind}_total"] = total
+        out[f"{kind}_errors"] = errors
+        out[f"selectivity_{kind}"] = _selectivity(errors, total)
+    return out
+
+
 def _selectivity(false_yields: float, total: float) -> float | None:
     # τ-Voice: selectivity = 1 − error rate (computed this way, as in tau_voice_metrics).
     return 1.0 - false_yields / total if total else None
@@ -351,6 +375,7 @@ def _measures(
         "agent_interruptions": int(s["agent_interruptions"]),
         "agent_interruption_rate": ratio(s["agent_interruptions"], s["response_total"]),
         "already_silent": sum(c.already_silent for c in calls),
+        **_selectivities(calls),
         "duration_s": round(s["duration_s"], 6),
         "dead_air_s": round(s["dead_air_s"], 6),
         "dead_air_fraction": ratio(s["dead_air_s"], s["duration_s"]),

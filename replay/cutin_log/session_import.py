@@ -224,10 +224,18 @@ _INLINE: dict[str, Callable[[Any], InlineEvent]] = {
 
 
 def _yield_label(e: AgentYield) -> str:
-    after = "backchannel" if e.after == "backchannel" else "interruption"
+    after = {
+        "backchannel": "backchannel",
+        "vocal_tic": "vocal tic",
+        "non_directed": "side talk",
+    }.get(e.after, "interruption")
+    if e.already_silent:
+        return f"agent already silent at the {after}"
+    if e.responded is not None:
+        return f"{'answered' if e.responded else 'did not answer'} the {after}"
     if not e.yielded:
         return f"kept talking after the {after}"
-    stopped = "false yield: stopped" if after == "backchannel" else "stopped"
+    stopped = "false yield: stopped" if after != "interruption" else "stopped"
     lat = f" {e.latency_s:.2f} s" if e.latency_s is not None else ""
     return f"{stopped}{lat} after the {after}"
 

@@ -172,6 +172,18 @@ def call_lines(row: Row) -> list[tuple[str, str, str, str]]:
             "dead_air_s",
         ),
         (
+            "S_VT selectivity: vocal tics",
+            _num(row.get("selectivity_vocal_tic"), 3),
+            f"{row.get('vocal_tic_errors', 0)} errors in {row.get('vocal_tic_total', 0)} tics",
+            "selectivity_vocal_tic",
+        ),
+        (
+            "S_ND selectivity: side talk not meant for the agent",
+            _num(row.get("selectivity_non_directed"), 3),
+            f"{row.get('non_directed_errors', 0)} errors in {row.get('non_directed_total', 0)}",
+            "selectivity_non_directed",
+        ),
+        (
             "acts the agent was already silent for (not scored)",
             str(row["already_silent"]),
             "its sound had ended before the caller's onset",

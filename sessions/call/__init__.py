@@ -9,6 +9,7 @@ its listeners; the app feeds commands in through a thread-safe queue.
 from sessions.call.calls import SimulatedCall, simulated_call
 from sessions.call.commands import (
     BackchannelNow,
+    CallerSoundNow,
     CallerSpeechStart,
     CallerUtterance,
     Command,
@@ -30,6 +31,7 @@ __all__ = [
     "CallConfig",
     "CallEngine",
     "CallState",
+    "CallerSoundNow",
     "CallerSpeechStart",
     "CallerUtterance",
     "Command",

@@ -33,6 +33,15 @@ class BackchannelNow:
 
 
 @dataclass(frozen=True, slots=True)
+class CallerSoundNow:
+    """A sound of the caller's that is not a turn, now: ``vocal_tic`` (a short
+    non-lexical sound, a cough) or ``non_directed`` (side talk at a lower level, not meant
+    for the agent). A line measures whether the agent yields or answers to it."""
+
+    kind: str = "vocal_tic"
+
+
+@dataclass(frozen=True, slots=True)
 class SetTendencies:
     tendencies: Tendencies
 
@@ -77,6 +86,7 @@ Command = (
     SubmitText
     | InterruptNow
     | BackchannelNow
+    | CallerSoundNow
     | SetTendencies
     | SetAutos
     | EndCall

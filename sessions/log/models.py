@@ -341,6 +341,25 @@ class AgentYield(_Event):
     already_silent: bool = False
     """The agent's sound had ended before the caller's onset and it made none after it
     (it had finished on its own): not a yield to this act, and not scored."""
+    responded: bool | None = None
+    """A vocal tic or side talk while the agent was silent: whether it started talking
+    within 2.0 s of the sound's end (τ-Voice's error); None for acts during its speech."""
+
+
+class CallerSound(_Event):
+    """A caller sound that is not a turn, on a line: a vocal tic (a short non-lexical
+    sound) or side talk not meant for the agent, played at ``level_db`` below the
+    caller's speech. Its ``agent_yield`` (``after`` = ``kind``) says what the agent did."""
+
+    type: Literal["caller_sound"] = "caller_sound"
+    kind: str
+    """vocal_tic | non_directed."""
+    turn: int | None = None
+    """The agent turn it fell in (None: the agent was silent)."""
+    end_t: float
+    level_db: float = 0.0
+    text: str = ""
+    """What the side talk says (empty for a vocal tic)."""
 
 
 class LineEvent(_Event):
@@ -379,6 +398,7 @@ _KnownUnion = (
     | EndEvent
     | AgentYield
     | LineEvent
+    | CallerSound
 )
 KnownEvent = Annotated[_KnownUnion, Field(discriminator="type")]
 Event = _KnownUnion | UnknownEvent

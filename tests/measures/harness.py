@@ -20,6 +20,7 @@ import numpy as np
 
 from controls.tendencies import Tendencies
 from sessions.call import CallEngine
+from sessions.call.commands import Command
 from sessions.call.config import CallConfig
 from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.call.recorder import Recorder
@@ -64,6 +65,7 @@ def dial(
     seed: int = 2,
     user_wait_s: float | None = None,
     user_turns: list[str] | None = None,
+    commands: list[tuple[float, Command]] | None = None,
 ) -> KnownCall:
     """One real-time call to ``agent``; its log and the agent's truth for this call.
 
@@ -88,6 +90,8 @@ def dial(
     call = build_line_call(spec, config, recording_path=wav, user=user)
     assert isinstance(call, CallEngine)
     call.listeners.append(recorder)
+    for at, command in commands or []:
+        call.schedule(at, command)
     try:
         call.run_for(seconds)
     finally:

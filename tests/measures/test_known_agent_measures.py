@@ -18,6 +18,7 @@ import pytest
 from cutin_tui.call_view import CallView, NoteEntry
 from cutin_tui.widgets.line_status import line_status_text
 from replay.audit.agent_measures import call_of_session, call_row
+from sessions.call.commands import CallerSoundNow, Command
 from sessions.log.reader import read_session
 from tests.measures.harness import KnownCall, dial
 from tests.support.known_agent import running_known_agent
@@ -206,3 +207,36 @@ def test_dead_air_is_the_known_silences(tmp_path: Path) -> None:
     # Agent-side times to the sample: each agent turn's onset against its first sound.
     for s in call.of("agent_turn_start"):
         assert min(abs(o - s.t) for o in onsets) <= 0.005, (s, onsets)
+
+
+SOUNDS = [(3.6, "vocal_tic"), (11.0, "vocal_tic"), (14.0, "non_directed"), (20.0, "vocal_tic")]
+"""A tic in the silence after the greeting, then a tic, side talk and a tic later on."""
+
+
+@pytest.mark.parametrize("selective", [True, False])
+def test_vocal_tics_and_side_talk_selectivity(tmp_path: Path, selective: bool) -> None:
+    # Selective: it needs 400 ms of sound, louder than side talk at −12 dB, to stop or
+    # answer; the other stops 300 ms into any sound and answers any sound.
+    args = ["--ignore-shorter-ms", "400", "--level-db", "-26"] if selective else []
+    commands: list[tuple[float, Command]] = [(t, CallerSoundNow(k)) for t, k in SOUNDS]
+    with running_known_agent(*args, "--yield-after-ms", "300") as agent:
+        call = dial(agent, tmp_path, seconds=30, user_wait_s=3.0, commands=commands)
+    sounds = call.of("caller_sound")
+    assert [s.kind for s in sounds] == [k for _, k in SOUNDS]
+    heard = call.truth("sound_start")
+    scored = [
+        y
+        for y in call.of("agent_yield")
+        if y.after in ("vocal_tic", "non_directed") and not y.already_silent
+    ]
+    assert len(scored) >= 3
+    errors = [y for y in scored if y.yielded or y.responded]
+    m = measures(call)
+    if selective:
+        assert not errors and not call.truth("stop")
+        assert m["selectivity_vocal_tic"] == 1.0 and m["selectivity_non_directed"] == 1.0
+    else:
+        assert len(errors) == len(scored)
+        assert m["selectivity_vocal_tic"] == 0.0
+        for s in sounds:  # it heard each where cutin says it played
+            assert abs(truth_near(heard, "t", s.t)["t"] - s.t) <= TOL

@@ -33,6 +33,7 @@ from sessions.agents.base import Message
 from sessions.call.adapt import RuleAdapter
 from sessions.call.commands import (
     BackchannelNow,
+    CallerSoundNow,
     CallerSpeechStart,
     CallerUtterance,
     Command,
@@ -227,7 +228,7 @@ class CallEngine(FramePump, Generic[F]):
             self._set_dials(command, t)
         elif isinstance(command, EndCall):
             self._end(command.reason)
-        elif isinstance(command, SubmitText | CallerSpeechStart | CallerUtterance):
+        elif isinstance(command, SubmitText | CallerSpeechStart | CallerUtterance | CallerSoundNow):
             far.apply(command, t)
 
     # ---- the pause detector -----------------------------------------------------------

@@ -216,6 +216,7 @@ class LineFarEnd(YieldWatching):
         found = self.tape.first_sound(ev.t - 0.25, ev.t + self.e.config.frame_s)
         onset = round(found if found is not None else ev.t, 6)
         latency, answers, over = self._response_to(onset)
+        self._answered_sound(onset, ev.t)
         index = self._agent_turns
         self._agent_turns += 1
         self._answered_at = self._last_caller_end

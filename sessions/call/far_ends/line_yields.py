@@ -1,7 +1,8 @@
 """A line call's caller acts, and what the agent did about them: an interruption puts the
-caller's speech on the line, a backchannel plays a token, and a
-:class:`~.yield_watch.YieldWatch` (τ-Voice's windows) reads off the agent's audio
-whether and when it stopped (``agent_yield`` events)."""
+caller's speech on the line, a backchannel plays a token, a vocal tic or side talk plays
+a sound not meant as a turn, and a :class:`~.yield_watch.YieldWatch` (τ-Voice's windows)
+reads off the agent's audio whether and when it stopped (``agent_yield`` events); a tic
+or side talk while the agent is silent is watched for an answer within 2.0 s instead."""
 
 from __future__ import annotations
 
@@ -14,10 +15,40 @@ from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
 from sessions.call.far_ends.yield_watch import YieldResult, YieldWatch
 from sessions.call.near_end.caller_line import Synthesizer, Utterance
 from sessions.call.near_end.line_caller import LineCaller
-from sessions.log.models import AgentYield, Backchannel, ErrorEvent, Interruption
+from sessions.log.models import (
+    AgentYield,
+    Backchannel,
+    CallerSound,
+    ErrorEvent,
+    Interruption,
+)
+from sessions.speech import SAMPLE_RATE
 
 Backchannels = Callable[[str], Audio]
 """A backchannel token's audio, prepared before the call."""
+
+SIDE_TALK = "Hold on, I am just asking my wife where she put the letter."
+"""What the caller says to someone else in the room (τ-Voice's non-directed speech)."""
+SIDE_TALK_DB = -12.0
+"""Side talk is this much quieter than the caller's speech to the agent."""
+VOCAL_TIC_DB = -6.0
+SELECTIVITY_WINDOW_S = 1.0
+"""τ-Voice: stopping within this of a tic or aside during agent speech is an error."""
+RESPONSE_WINDOW_S = 2.0
+"""τ-Voice: starting to talk within this of a tic or aside during silence is an error."""
+
+
+def vocal_tic(seed: int = 7) -> Audio:
+    """A cough: 180 ms of low-passed noise under a fast attack and a decay (no words)."""
+    rng = np.random.default_rng(seed)
+    n = int(0.18 * SAMPLE_RATE)
+    noise = rng.standard_normal(n + 8)
+    smooth = np.convolve(noise, np.ones(8) / 8, mode="valid")[:n]
+    t = np.arange(n) / SAMPLE_RATE
+    envelope = np.minimum(1.0, t / 0.01) * np.exp(-t / 0.06)
+    audio = smooth * envelope
+    audio *= 0.3 * 10 ** (VOCAL_TIC_DB / 20) / (np.abs(audio).max() + 1e-9)
+    return np.asarray(audio, dtype=np.float32)
 
 
 class YieldWatching(LineCaller):
@@ -36,6 +67,9 @@ class YieldWatching(LineCaller):
         self.backchannels = backchannels
         self._watches: list[YieldWatch] = []
         self._turn = None
+        self._side_talk = synthesizer.submit(SIDE_TALK)  # ready long before it is asked for
+        self._answer_watches: list[tuple[str, float, float]] = []
+        """Tics and asides during the agent's silence: (kind, onset, end of the sound)."""
 
     def may_interrupt(self) -> bool:
         return not any(p.kind == "interruption" for p in self._pending)
@@ -94,6 +128,68 @@ class YieldWatching(LineCaller):
         )
         self._watch(turn, "backchannel", onset, self.remote.backchannel_window_s)
 
+    def caller_sound(self, t: float, kind: str) -> None:
+        """A vocal tic or side talk now, over the agent's speech or into its silence."""
+        e = self.e
+        try:
+            if kind == "non_directed":
+                speech = self._side_talk.result(timeout=0) if self._side_talk.done() else None
+                if speech is None:
+                    raise RuntimeError("the side talk is still being synthesized")
+                audio = np.asarray(speech.audio, dtype=np.float32) * 10 ** (SIDE_TALK_DB / 20)
+                text, level = SIDE_TALK, SIDE_TALK_DB
+            elif kind == "vocal_tic":
+                audio, text, level = vocal_tic(), "", VOCAL_TIC_DB
+            else:
+                raise ValueError(f"no caller sound {kind!r} (vocal_tic | non_directed)")
+        except Exception as exc:
+            e.emit(ErrorEvent(t=round(t, 6), where="caller_sound", message=str(exc)))
+            return
+        utt = Utterance("sound", audio, text)
+        self.caller.overlay(utt)
+        assert utt.start_index is not None
+        first, last = utt.line_span(self.line_rate)
+        onset = round(utt.start_index / SAMPLE_RATE + first, 6)
+        end = round(utt.start_index / SAMPLE_RATE + last, 6)
+        turn = self._turn
+        e.emit(
+            CallerSound(
+                t=onset,
+                kind=kind,
+                turn=turn.index if turn is not None else None,
+                end_t=end,
+                level_db=level,
+                text=text,
+            )
+        )
+        if turn is not None:
+            self._watch(turn, kind, onset, SELECTIVITY_WINDOW_S)
+        else:
+            self._answer_watches.append((kind, onset, end))
+
+    def _answered_sound(self, onset: float | None, t: float) -> None:
+        """Tics and asides in the agent's silence: answered (an agent turn began at
+        ``onset`` within the window) or not (the window passed by ``t``)."""
+        still = []
+        for kind, at, end in self._answer_watches:
+            deadline = end + RESPONSE_WINDOW_S
+            answered = onset is not None and at <= onset <= deadline
+            if answered or t >= deadline:
+                self.e.emit(
+                    AgentYield(
+                        t=round(t, 6),
+                        turn=-1,
+                        after=kind,
+                        onset_t=at,
+                        window_s=RESPONSE_WINDOW_S,
+                        yielded=False,
+                        responded=answered,
+                    )
+                )
+            else:
+                still.append((kind, at, end))
+        self._answer_watches = still
+
     # ---- watching the agent after a caller act ------------------------------------------
 
     def _watch(self, turn: LineTurn, after: str, onset: float, window_s: float) -> None:
@@ -117,6 +213,8 @@ class YieldWatching(LineCaller):
                 watch.clear_t = at
 
     def _watch_frame(self, t0: float, t1: float, *, speaking: bool, caller_active: bool) -> None:
+        if self._answer_watches:
+            self._answered_sound(None, t1)
         if not self._watches:
             return
         still: list[YieldWatch] = []

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sessions.agents.base import Message
-from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command, EndCall, SubmitText
+from sessions.call.commands import (
+    CallerSoundNow,
+    CallerSpeechStart,
+    CallerUtterance,
+    Command,
+    EndCall,
+    SubmitText,
+)
 from sessions.call.far_ends.yield_watch import SoundTape
 from sessions.call.near_end.caller import mic_user_turn
 from sessions.call.near_end.caller_line import CallerChannel, Synthesizer, Utterance
@@ -90,6 +97,9 @@ class LineCaller:
     ) -> None:
         raise NotImplementedError
 
+    def caller_sound(self, t: float, kind: str) -> None:
+        raise NotImplementedError
+
     @property
     def caller_active(self) -> bool:
         """The caller is producing audio: cutin's speech, a token, or the tester's mic."""
@@ -112,6 +122,8 @@ class LineCaller:
                 self._mic_cut = self._turn is not None
         elif isinstance(command, CallerUtterance):
             self._mic_utterance(command, t)
+        elif isinstance(command, CallerSoundNow):
+            self.caller_sound(t, command.kind)
 
     def _say(self, kind: str, text: str, source: str, t: float, trigger: str = "auto") -> None:
         rendered, insertions, _alpha = self.e.caller.render(text)
@@ -216,8 +228,8 @@ class LineCaller:
     def _caller_finished(self, utt: Utterance, t: float) -> None:
         """The caller's sound ended: the agent's response is timed from here (the last
         sound as it left on the line), a backchannel's too (docs/agent-measures.md)."""
-        if utt.start_index is None:
-            return
+        if utt.start_index is None or utt.kind == "sound":
+            return  # a tic or an aside is no turn: its own window watches the agent
         end = round(utt.start_index / SAMPLE_RATE + utt.line_span(self.line_rate)[1], 6)
         self._caller_end, self._caller_end_kind = end, utt.kind
         if utt.kind != "backchannel":
