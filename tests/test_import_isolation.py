@@ -15,7 +15,15 @@ from tests.support.cli import run_python
 
 HEADLESS_PACKAGES = ("controls", "sessions", "sessions.log", "replay", "prompts")
 # Loaded only inside the functions that use them, so `cutin --help` and typed calls start fast.
-HEAVY_MODULES = ("faster_whisper", "onnxruntime", "sounddevice", "openai", "scipy", "ctranslate2")
+HEAVY_MODULES = (
+    "faster_whisper",
+    "onnxruntime",
+    "sounddevice",
+    "openai",
+    "scipy",
+    "ctranslate2",
+    "ray",  # only sessions.cluster, only inside its functions (the cluster extra)
+)
 
 # Imports a package and every module under it, then reports what got loaded.
 _PROBE = """
