@@ -37,6 +37,7 @@ from cutin_tui.widgets import (
 from cutin_tui.widgets.dials import DIALS, MEANING, SYMBOL, DialsView, dial_value
 from sessions.call import (
     BackchannelNow,
+    CallerSoundNow,
     InterruptNow,
     SetAutos,
     SetTendencies,
@@ -71,6 +72,13 @@ class CallScreen(Screen[None]):
                         "(or one of the scenario's interruption lines when the box is empty)"),
         Binding("f3", "backchannel", "Mm-hmm", id="call.backchannel",
                 tooltip="Say a listener token (mm-hmm, yeah, ...) now without taking the floor"),
+        Binding("ctrl+t", "caller_sound('vocal_tic')", "Tic", id="call.vocal_tic", show=False,
+                tooltip="On a line: a vocal tic now (a short cough, no words); the agent should "
+                        "neither stop nor answer (τ-Voice's S_VT)"),
+        Binding("ctrl+o", "caller_sound('non_directed')", "Aside", id="call.side_talk",
+                show=False,
+                tooltip="On a line: side talk not meant for the agent, 12 dB quieter; the agent "
+                        "should neither stop nor answer (τ-Voice's S_ND)"),
         Binding("f4", "toggle_auto_interrupt", "Auto-interrupt", id="call.toggle_auto_interrupt",
                 tooltip="Switch automatic interruptions at short pauses on or off", group=_AUTOS),
         Binding("f5", "toggle_auto_backchannel", "Auto-backchannel",
@@ -104,6 +112,8 @@ class CallScreen(Screen[None]):
     PALETTE_TITLES = {
         "call.interrupt": "Interrupt the agent now",
         "call.backchannel": "Backchannel now (mm-hmm)",
+        "call.vocal_tic": "Vocal tic now (a cough; a line only)",
+        "call.side_talk": "Side talk now (not meant for the agent; a line only)",
         "call.toggle_auto_interrupt": "Toggle auto-interrupt",
         "call.toggle_auto_backchannel": "Toggle auto-backchannel",
         "call.toggle_adapt": "Toggle adapt (thresholds calibrated to the agent's rhythm)",
@@ -302,6 +312,13 @@ class CallScreen(Screen[None]):
             self.notify("The agent is not speaking: a backchannel needs a speaker.", timeout=3)
             return
         self.driver.submit(BackchannelNow())
+
+    def action_caller_sound(self, kind: str) -> None:
+        """A vocal tic or side talk now (a call to a black-box agent on a line)."""
+        if self.view.line is None:
+            self.notify("Vocal tics and side talk are measured on a line only.", timeout=3)
+            return
+        self.driver.submit(CallerSoundNow(kind))
 
     def action_toggle_talk(self) -> None:
         """Push-to-talk: the microphone's words go to the call between two presses."""
