@@ -62,6 +62,8 @@ class RayStats:
     """CPU seconds of every actor process still alive at the end."""
     call_s: float = 0.0
     """Wall seconds of the calls, as the nodes timed them."""
+    first_ready: float | None = None
+    """``time.monotonic()`` when the first actor answered (its models loaded)."""
 
 
 @dataclass
@@ -229,6 +231,8 @@ class _Driver:
             )
         actor.ready = True
         if self.stats is not None:
+            if self.stats.first_ready is None:
+                self.stats.first_ready = time.monotonic()
             self.stats.nodes.add(actor.host)
             self.stats.slots += actor.slot.slots
         slots, cpus = actor.slot.slots, actor.slot.cpus
