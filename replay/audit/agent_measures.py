@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from replay.audit.agent_floor import LONG_GAP_S, already_silent, dead_air, floor_spans, number
 from replay.audit.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -83,8 +84,6 @@ if TYPE_CHECKING:
     from sessions.log import Session
 
 AGENT_YIELD = "agent_yield"
-LONG_GAP_S = 3.0
-"""A dead-air gap longer than this is a long gap (τ2's long-silence threshold)."""
 ANSWERED_KINDS = ("turn", "interruption")
 SELECTIVITY_KINDS = ("vocal_tic", "non_directed")
 """Caller sounds not meant as a turn (``caller_sound``), scored as τ-Voice's S_VT, S_ND."""
@@ -200,7 +199,7 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
     )
     for turn in trial.agent_turns():
         call.agent_turns += 1
-        latency = _number(turn.meta.get("response_latency_s"))
+        latency = number(turn.meta.get("response_latency_s"))
         answers = turn.meta.get("response_to")
         if latency is not None and answers == "backchannel":
             call.backchannel_response_latencies.append(latency)
@@ -210,7 +209,7 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
         if turn.talk_over_s is not None:
             call.talk_over_turns += 1
             call.talk_over_s += turn.talk_over_s
-        speech = _number(turn.meta.get("speech_s"))
+        speech = number(turn.meta.get("speech_s"))
         if speech is not None:
             call.speech_turns += 1
             call.speech_s += speech
@@ -220,7 +219,7 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
                 call.short_pauses += bool(mid_turn)
             elif e.kind == AGENT_YIELD:
                 yielded = e.data.get("yielded") is True
-                if _already_silent(e.data):
+                if already_silent(e.data):
                     call.already_silent += 1
                 elif e.data.get("after") == "backchannel":
                     call.backchannel_total += 1
@@ -228,13 +227,13 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
                 elif e.data.get("after") == "interruption":
                     call.yield_total += 1
                     call.yields += yielded
-                    lat = _number(e.data.get("latency_s"))
+                    lat = number(e.data.get("latency_s"))
                     if yielded and lat is not None:
                         call.yield_latencies.append(lat)
     for turn in trial.turns:  # a tic in the agent's silence sits in any turn
         for e in turn.events:
             kind = e.data.get("after") if e.kind == AGENT_YIELD else None
-            if kind in SELECTIVITY_KINDS and not _already_silent(e.data):
+            if kind in SELECTIVITY_KINDS and not already_silent(e.data):
                 error = e.data.get("yielded") is True or e.data.get("responded") is True
                 totals = call.selectivity.setdefault(str(kind), [0, 0])
                 totals[0] += 1
@@ -247,57 +246,6 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
     return call
 
 
-def _already_silent(data: Mapping[str, Any]) -> bool:
-    """The agent had stopped before the caller's onset: no act of its to score."""
-    if data.get("already_silent") is True:
-        return True
-    stop, onset = _number(data.get("stop_t")), _number(data.get("onset_t"))
-    return (
-        data.get("yielded") is True
-        and stop is not None
-        and onset is not None
-        and (stop < onset - 1e-6)
-    )
-
-
-def floor_spans(trial: Trial) -> list[tuple[float, float]]:
-    """Who holds the floor when: each agent turn from its onset to the end of its last
-    sound (``end_t``; ``stop_t`` or the turn's end in an older log), each caller turn
-    from its onset to the end of its sound."""
-    spans: list[tuple[float, float]] = []
-    for turn in trial.turns:
-        start = _number(turn.start)
-        if start is None:
-            continue
-        end: float | None
-        if turn.speaker == "agent":
-            end = _number(turn.meta.get("end_t"))
-            if end is None:
-                end = _number(turn.meta.get("stop_t"))
-            if end is None:
-                end = _number(turn.end)
-        else:
-            end = _number(turn.end)
-        if end is not None and end > start:
-            spans.append((start, end))
-    return sorted(spans)
-
-
-def dead_air(trial: Trial) -> tuple[float, list[float]]:
-    """(the call's length, the gaps in it that no turn holds) in seconds."""
-    spans = floor_spans(trial)
-    length = _number(trial.duration) or (max((e for _, e in spans), default=0.0))
-    gaps: list[float] = []
-    at = 0.0
-    for start, end in spans:
-        if start > at:
-            gaps.append(round(min(start, length) - at, 6))
-        at = max(at, end)
-    if length > at:
-        gaps.append(round(length - at, 6))
-    return round(length, 6), [g for g in gaps if g > 0]
-
-
 def call_of_session(session: Session) -> AgentCall | None:
     """:func:`call_of_trial` of a loaded session log, building its trial only when the
     call is to a black-box agent (the audit's hook)."""
@@ -307,13 +255,6 @@ def call_of_session(session: Session) -> AgentCall | None:
     from replay.cutin_log.session_import import trial_from_session
 
     return call_of_trial(trial_from_session(session))
-
-
-def _number(v: object) -> float | None:
-    """A finite number as float; None for anything else (a missing or broken field)."""
-    if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-        return float(v)
-    return None
 
 
 def _median(values: Sequence[float]) -> float | None:
