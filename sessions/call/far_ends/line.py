@@ -246,7 +246,8 @@ class LineFarEnd(YieldWatching):
         t, silence_start = ev.t, ev.silence_start
         # Watches still waiting on this silence are decided by it (it is a turn end).
         self._watch_frame(t, t, speaking=False, caller_active=self.caller.active)
-        end = self.tape.last_sound(silence_start - 0.3, silence_start + 0.064)
+        # Its last sound, a short one the VAD did not call speech included (as a stop).
+        end = self.tape.last_sound(silence_start - 0.3, max(t, silence_start + 0.064))
         self._close(turn, t, end if end is not None else silence_start)
         if self.e.user is not None and not self.e.caller.queued and not self._pending:
             self._caller_due = t + self.e.config.scenario.user.response_latency_s
