@@ -40,7 +40,7 @@ def head() -> Header:
 
 def agent_turn(n: int, on: float, end: float, **start: object) -> list[Event]:
     return [
-        AgentTurnStart(t=on, turn=n, **start),  # type: ignore[arg-type]
+        AgentTurnStart(t=on, turn=n, **start),
         AgentTurnEnd(t=end + 0.5, turn=n, text="x", spoken="x", end_t=end),
     ]
 
