@@ -139,6 +139,8 @@ class KnownAgent:
         early, late = round(0.05 * RATE), round(max_late_s * RATE)
         lo = max(0, a - early)
         region = heard[lo : b + late].astype(np.float64)
+        if region.size < seg.size:
+            raise AssertionError(f"the agent's audio at {t} s is past the recording's end")
         corr = np.correlate(region, seg, mode="valid")
         energy = np.sqrt(np.convolve(region**2, np.ones(seg.size), mode="valid")) + 1e-9
         cos = corr / energy / (np.linalg.norm(seg) + 1e-9)
