@@ -285,7 +285,11 @@ class LineFarEnd(YieldWatching):
     def _flush_closing(self, *, wait: bool = False) -> None:
         """Log the turns whose final transcript is ready (all of them with ``wait``)."""
         e = self.e
-        while self._closing and (wait or self._closing[0].words.done()):
+        if wait and self._settling:
+            self._settle(self.e.t, self.e.t, speaking=False, force=True)
+        while self._closing and (
+            wait or (self._closing[0].words.done() and not self.settling(self._closing[0].turn))
+        ):
             c = self._closing.pop(0)
             try:
                 words = c.words.result()
@@ -313,7 +317,7 @@ class LineFarEnd(YieldWatching):
                     stop_t=turn.stop_t,
                     talk_over_s=round(turn.talk_over_s, 4),
                     speech_s=c.speech_s,
-                    end_t=c.end_t,
+                    end_t=max(c.end_t, turn.stop_t or 0.0),  # a resumption after the end
                 )
             )
             if text:

@@ -12,7 +12,7 @@ import numpy as np
 
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
 from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
-from sessions.call.far_ends.yield_watch import YieldResult, YieldWatch
+from sessions.call.far_ends.yield_watch import SETTLE_S, YieldResult, YieldWatch
 from sessions.call.near_end.caller_line import Synthesizer, Utterance
 from sessions.call.near_end.line_caller import LineCaller
 from sessions.log.models import (
@@ -66,6 +66,8 @@ class YieldWatching(LineCaller):
         super().__init__(synthesizer, remote, user_source)
         self.backchannels = backchannels
         self._watches: list[YieldWatch] = []
+        self._settling: list[tuple[YieldWatch, YieldResult, LineTurn | None]] = []
+        """Stops decided, waiting out :data:`SETTLE_S` for a short resumption."""
         self._turn = None
         self._side_talk = synthesizer.submit(SIDE_TALK)  # ready long before it is asked for
         self._answer_watches: list[tuple[str, float, float]] = []
@@ -215,6 +217,8 @@ class YieldWatching(LineCaller):
     def _watch_frame(self, t0: float, t1: float, *, speaking: bool, caller_active: bool) -> None:
         if self._answer_watches:
             self._answered_sound(None, t1)
+        if self._settling:
+            self._settle(t0, t1, speaking=speaking)
         if not self._watches:
             return
         still: list[YieldWatch] = []
@@ -225,25 +229,49 @@ class YieldWatching(LineCaller):
             result = watch.frame(t0, t1, speaking=speaking, caller_active=caller_active)
             if result is None:
                 still.append(watch)
+            elif result.yielded:  # wait a moment: a short resumption is part of the stop
+                turn = self._turn if self._turn is not None else None
+                mine = turn if turn is not None and turn.index == watch.turn else None
+                self._settling.append((watch, result, mine))
             else:
-                self._report_yield(watch, result)
+                self._report_yield(watch, result, None, t1)
         self._watches = still
 
-    def _report_yield(self, watch: YieldWatch, result: YieldResult) -> None:
-        stop_t = watch.stop_time(result, self.tape, self.e.config.frame_s)
+    def _settle(self, t0: float, t1: float, *, speaking: bool, force: bool = False) -> None:
+        """Report the stops whose moment has passed; the VAD hearing speech again (a new
+        turn) ends the search for a resumption just before it."""
+        still = []
+        for watch, result, turn in self._settling:
+            due = min(result.decided_t + SETTLE_S, watch.deadline)
+            if force or speaking or t1 >= due - 1e-9:
+                until = min(t1, due) if not speaking else max(result.decided_t, t0 - 0.25)
+                self._report_yield(watch, result, turn, until)
+            else:
+                still.append((watch, result, turn))
+        self._settling = still
+
+    def settling(self, turn: LineTurn) -> bool:
+        """A stop of this turn is still being settled (its end waits for it)."""
+        return any(t is turn for _, _, t in self._settling)
+
+    def _report_yield(
+        self, watch: YieldWatch, result: YieldResult, turn: LineTurn | None, until: float
+    ) -> None:
+        stop_t = watch.stop_time(result, self.tape, self.e.config.frame_s, until)
         if stop_t is not None:
             stop_t = round(stop_t, 6)
         words = self.ears.words()
-        until = stop_t if stop_t is not None else watch.deadline
-        heard = " ".join(w.word for w in words if w.end <= until + 1e-9)
-        turn = self._turn
-        if turn is not None and turn.index == watch.turn and watch.after == "interruption":
+        heard_by = stop_t if stop_t is not None else watch.deadline
+        heard = " ".join(w.word for w in words if w.end <= heard_by + 1e-9)
+        if turn is None and self._turn is not None and self._turn.index == watch.turn:
+            turn = self._turn
+        if turn is not None and watch.after == "interruption":
             turn.stop_t = stop_t
         silent = watch.already_silent(stop_t)
         extra = {"already_silent": True} if silent else {}
         self.e.emit(
             AgentYield(
-                t=round(result.decided_t, 6),
+                t=round(max(result.decided_t, until), 6),
                 turn=watch.turn,
                 after=watch.after,
                 onset_t=watch.onset_t,

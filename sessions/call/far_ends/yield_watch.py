@@ -31,6 +31,9 @@ from sessions.speech import SAMPLE_RATE
 
 Audio = npt.NDArray[np.float32]
 
+SETTLE_S = 0.5
+"""After a watch decides the agent stopped, short sounds this long after (within the act's
+window, and before anything the VAD calls speech) still belong to the stop."""
 INTERRUPTION_WINDOW_S = 2.0
 BACKCHANNEL_WINDOW_S = 1.0
 SOUND_LEVEL = 0.02
@@ -165,17 +168,23 @@ class YieldWatch:
             self.result = YieldResult(False, None, self.resumed, round(self.talk_over_s, 4), t1)
         return self.result
 
-    def stop_time(self, result: YieldResult, tape: SoundTape, frame_s: float) -> float | None:
-        """Sample-exact end of the agent's last sound before the watch decided.
+    def stop_time(
+        self, result: YieldResult, tape: SoundTape, frame_s: float, until: float | None = None
+    ) -> float | None:
+        """Sample-exact end of the agent's last sound before ``until`` (default: when the
+        watch decided).
 
         The VAD's silence starts up to ~2 frames after the sound really ends, and
         sound it does not call speech (a short resumption, a breath) can follow inside
-        the silence: every sample over the level up to the decision is the agent's.
+        the silence or just after it: every sample over the level up to ``until`` is the
+        agent's (the line's watch settles a moment after deciding, see
+        :data:`SETTLE_S`).
         """
         if not result.yielded or result.silence_start is None:
             return None
         s = result.silence_start
-        end = tape.last_sound(s - 0.3, max(result.decided_t, s + 2 * frame_s))
+        end_at = result.decided_t if until is None else until
+        end = tape.last_sound(s - 0.3, max(end_at, s + 2 * frame_s))
         return end if end is not None else s
 
     def already_silent(self, stop_t: float | None) -> bool:

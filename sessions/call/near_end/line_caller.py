@@ -292,6 +292,14 @@ class LineCaller:
         if end >= self._agent_last_end - 1e-6 and not self._owes_nothing():
             self._no_response(t, "the caller spoke again before the agent answered")
 
+    def _owed(self) -> bool:
+        """The agent owes an answer to the caller's last sound (within the response window
+        a scripted caller waits for it, as a person who just spoke would)."""
+        end = self._caller_end
+        if end is None or self._responded_to == end or self._owes_nothing():
+            return False
+        return end >= self._agent_last_end - 1e-6
+
     def _owes_nothing(self) -> bool:
         # τ-Voice scores responses to turns only: an answer after a backchannel is timed
         # from it, but none is owed (a missing one is no no_response).
@@ -333,7 +341,7 @@ class LineCaller:
             if first and self._caller_due is None and t >= self.remote.caller_first_s:
                 self._caller_due = t
             self._impatient(t)
-            if self._caller_due is not None and t >= self._caller_due:
+            if self._caller_due is not None and t >= self._caller_due and not self._owed():
                 self._caller_due = None
                 self._reply = near.ask()
         if self._reply is None or not self._reply.done():
