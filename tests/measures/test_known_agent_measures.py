@@ -209,8 +209,16 @@ def test_dead_air_is_the_known_silences(tmp_path: Path) -> None:
         assert min(abs(o - s.t) for o in onsets) <= 0.005, (s, onsets)
 
 
-SOUNDS = [(3.6, "vocal_tic"), (11.0, "vocal_tic"), (14.0, "non_directed"), (20.0, "vocal_tic")]
-"""A tic in the silence after the greeting, then a tic, side talk and a tic later on."""
+SOUNDS = [
+    (3.6, "vocal_tic"),
+    (8.0, "non_directed"),
+    (11.0, "vocal_tic"),
+    (14.0, "non_directed"),
+    (20.0, "vocal_tic"),
+]
+"""A tic in the silence after the greeting, then side talk and tics later on: which fall
+in the agent's speech or silence depends on the agent; one while the caller speaks or
+waits for an answer is not scored (an answer could be to the caller)."""
 
 
 @pytest.mark.parametrize("selective", [True, False])
@@ -229,7 +237,7 @@ def test_vocal_tics_and_side_talk_selectivity(tmp_path: Path, selective: bool) -
         for y in call.of("agent_yield")
         if y.after in ("vocal_tic", "non_directed") and not y.already_silent
     ]
-    assert len(scored) >= 3
+    assert len(scored) >= 2 and {y.after for y in scored} == {"vocal_tic", "non_directed"}
     errors = [y for y in scored if y.yielded or y.responded]
     m = measures(call)
     if selective:
@@ -237,6 +245,7 @@ def test_vocal_tics_and_side_talk_selectivity(tmp_path: Path, selective: bool) -
         assert m["selectivity_vocal_tic"] == 1.0 and m["selectivity_non_directed"] == 1.0
     else:
         assert len(errors) == len(scored)
-        assert m["selectivity_vocal_tic"] == 0.0
-        for s in sounds:  # it heard each where cutin says it played
+        assert m["selectivity_vocal_tic"] == 0.0 and m["selectivity_non_directed"] == 0.0
+        clear = [s for i, s in enumerate(sounds) if all(p.end_t < s.t for p in sounds[:i])]
+        for s in clear:  # it heard each (not inside another) where cutin says it played
             assert abs(truth_near(heard, "t", s.t)["t"] - s.t) <= TOL

@@ -166,8 +166,16 @@ class YieldWatching(LineCaller):
         )
         if turn is not None:
             self._watch(turn, kind, onset, SELECTIVITY_WINDOW_S)
-        else:
+        elif self._unambiguous_silence(t):
             self._answer_watches.append((kind, onset, end))
+
+    def _unambiguous_silence(self, t: float) -> bool:
+        """Whether an agent turn soon after a sound now could only answer the sound: the
+        agent made no sound in the last 0.3 s (a turn the VAD has not opened yet), owes
+        the caller no answer, and no caller turn is playing."""
+        return (
+            self.tape.last_sound(t - 0.3, t) is None and not self._owed() and not self.caller.busy
+        )
 
     def _answered_sound(self, onset: float | None, t: float) -> None:
         """Tics and asides in the agent's silence: answered (an agent turn began at
@@ -176,6 +184,9 @@ class YieldWatching(LineCaller):
         for kind, at, end in self._answer_watches:
             deadline = end + RESPONSE_WINDOW_S
             answered = onset is not None and at <= onset <= deadline
+            span = self._caller_turn_span
+            if span is not None and span[0] < deadline and span[1] > at:
+                continue  # the caller spoke in the window: an answer would be to it
             if answered or t >= deadline:
                 self.e.emit(
                     AgentYield(
