@@ -32,10 +32,14 @@ burst after a stop), ``done`` (a turn it finished by itself) and ``call_start`` 
 ``call_end``. Every event carries ``call`` (the connection's number) and
 ``stream_sid``.
 
+``--answers N`` makes it answer N times and then go silent for good (an agent that
+stops responding); ``--level-db`` makes it deaf to quieter sounds (side talk).
+
 One pipeline per connection (concurrent calls); a few numpy operations per 20 ms of
-audio, so nearly no CPU. ``--clear`` also sends Twilio's ``clear`` once a stop has
-played (it then drops only silence, so the stop stays exact, but later times shift by
-up to the lead: the truth marks that call ``cleared``). Ctrl-C stops it.
+audio, about 2% of a core per call (4 concurrent calls measured). ``--clear`` also
+sends Twilio's ``clear`` once a stop has played (it then drops only silence, so the stop
+stays exact, but later times shift by up to the lead: the truth logs a ``clear``).
+Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -393,7 +397,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--ignore-shorter-ms",
         type=int,
         default=0,
-        help="caller sounds shorter than this never stop it",
+        help="caller sounds shorter than this never stop it nor get an answer",
     )
     ap.add_argument(
         "--answer-after-ms",
