@@ -93,8 +93,10 @@ class SipLine:
         self.target = address.shown
         self.audio_format = AUDIO_FORMAT
         self.playout = playout if playout is not None else PlayoutBuffer()
-        self.bind = bind
-        """Local address for SIP and RTP ("" = every interface; tests use 127.0.0.1)."""
+        loopback = address.host == "localhost" or address.host.startswith("127.")
+        self.bind = bind or ("127.0.0.1" if loopback else "")
+        """Local address for SIP and RTP: loopback for an agent on loopback (so the SDP
+        offers an address it can reach), else every interface."""
         self._password = address.password or self.account.password
         self._board = NoticeBoard(
             Redactor(secrets=[self._password], shown=[self.target]),

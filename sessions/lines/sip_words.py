@@ -73,6 +73,8 @@ def failure_words(
         return f"sip: {target} refused the call ({status})"
     if code == 480:
         return f"sip: {target} is unavailable ({status})"
+    if "resolve" in status.lower():
+        return f"sip: cannot reach {target} (its host name was not found)"
     if code in (502, 503) or code == 0:
         return f"sip: cannot reach {target} ({status or 'no route'})"
     return f"sip: {target} refused the call ({status})"

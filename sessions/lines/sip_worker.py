@@ -141,6 +141,11 @@ class Worker:
                 self.emit("ended", code=0, reason=_pj_reason(exc), answered=False, by="cutin")
                 return 0
             self._serve(pj, float(cfg.get("answer_timeout_s", 30.0)))
+            # ``ended`` is set inside PJSIP's DISCONNECTED callback: let it return before
+            # the call object goes (its destructor would hang up a call still active).
+            deadline = time.monotonic() + 1.0
+            while self.call.isActive() and time.monotonic() < deadline:
+                time.sleep(0.01)
             return 0
         finally:
             self.call = None
@@ -196,6 +201,8 @@ class Worker:
                 return
 
     def _hangup(self, pj: Any) -> None:
+        if self.ended.is_set():
+            return
         with contextlib.suppress(pj.Error):  # already ending: DISCONNECTED follows
             self.call.hangup(pj.CallOpParam())
 
