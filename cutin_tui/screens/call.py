@@ -43,6 +43,7 @@ from sessions.call import (
     SetTendencies,
     SubmitText,
 )
+from sessions.lines.base import LineError
 from sessions.log.models import ErrorEvent, Event, LineEvent
 from sessions.safe_files import clean_text, terminal_line
 
@@ -79,6 +80,9 @@ class CallScreen(Screen[None]):
                 show=False,
                 tooltip="On a line: side talk not meant for the agent, 12 dB quieter; the agent "
                         "should neither stop nor answer (τ-Voice's S_ND)"),
+        Binding("ctrl+g", "dtmf", "DTMF", id="call.dtmf", show=False,
+                tooltip="On a SIP line: send the typed digits (0-9 * # A-D) as keypad tones "
+                        "(RFC 4733), e.g. to an IVR menu"),
         Binding("f4", "toggle_auto_interrupt", "Auto-interrupt", id="call.toggle_auto_interrupt",
                 tooltip="Switch automatic interruptions at short pauses on or off", group=_AUTOS),
         Binding("f5", "toggle_auto_backchannel", "Auto-backchannel",
@@ -114,6 +118,7 @@ class CallScreen(Screen[None]):
         "call.backchannel": "Backchannel now (mm-hmm)",
         "call.vocal_tic": "Vocal tic now (a cough; a line only)",
         "call.side_talk": "Side talk now (not meant for the agent; a line only)",
+        "call.dtmf": "Send the typed digits as DTMF (a SIP line only)",
         "call.toggle_auto_interrupt": "Toggle auto-interrupt",
         "call.toggle_auto_backchannel": "Toggle auto-backchannel",
         "call.toggle_adapt": "Toggle adapt (thresholds calibrated to the agent's rhythm)",
@@ -319,6 +324,21 @@ class CallScreen(Screen[None]):
             self.notify("Vocal tics and side talk are measured on a line only.", timeout=3)
             return
         self.driver.submit(CallerSoundNow(kind))
+
+    def action_dtmf(self) -> None:
+        """Send the typed digits as DTMF on a line that carries it (SIP)."""
+        line = self.driver.line
+        send = getattr(line, "send_dtmf", None)
+        if send is None:
+            self.notify("DTMF needs a SIP line (--agent sip:USER@HOST).", timeout=4)
+            return
+        box = self.query_one(Input)
+        try:
+            send(box.value)
+        except LineError as exc:
+            self.notify(str(exc), timeout=4)
+            return
+        box.clear()
 
     def action_toggle_talk(self) -> None:
         """Push-to-talk: the microphone's words go to the call between two presses."""
