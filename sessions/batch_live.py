@@ -47,13 +47,15 @@ if TYPE_CHECKING:
 INTERRUPTED = "interrupted"
 STOP_WAIT_S = 20.0
 """How long an interrupted batch waits for its running calls to hang up and close."""
-LINE_CALL_CPU = 0.12
+LINE_CALL_CPU = 0.45
 """CPU cores one real-time line call takes in this process (VAD every frame, the line's
-codec and sockets, the pump, its share of STT), measured by ``bench/bench_jobs.py`` and
-rounded up; ``docs/capacity.md`` has the numbers."""
-CPU_HEADROOM = 0.7
-"""The share of the machine's cores the calls may take: the rest is for the STT bursts,
-the agent under test if it runs here, and the operating system."""
+codec and sockets, the pump, and mostly its share of STT: an agent that talks all the
+time is transcribed all the time), measured by ``bench/bench_jobs.py`` against the light
+far end (0.46-0.58 CPU-s per call-second on a 2-core machine); ``docs/capacity.md``."""
+CPU_HEADROOM = 0.9
+"""The share of the machine's cores the calls may take. At 0.9 a 2-core machine allows 4
+calls, the largest number the bench paced there with every call's p99 lag under a frame
+(8 were not)."""
 
 
 def usable_cores() -> int:
