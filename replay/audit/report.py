@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from replay.audit.caveats import gate_agent_rows, mixed_rows, pooled_agents
 from replay.audit.counter import TurnCounts
 from replay.audit.dial_tests import (
     MIN_PAIRS,
@@ -51,8 +52,7 @@ from replay.audit.dial_tests import (
     trend_rows,
 )
 from replay.audit.groups import Row, group, interval
-from replay.audit.sessions import SOURCES, Behaviour, Conversation, agent_label
-from replay.audit.spans import changes
+from replay.audit.sessions import SOURCES, Behaviour, Conversation
 from replay.audit.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -334,46 +334,18 @@ def build_report(
             report.by_source.extend(
                 by_source_rows(g.condition, g.conversations, resamples=resamples, seed=seed)
             )
-    report.notes.extend(_pooled_agents(groups))
+    report.notes.extend(pooled_agents(groups))
     for g in groups:
         report.turn_taking.extend(turn_taking_rows(g.condition, g.conversations))
     report.tests.extend(trend_rows(groups, by))
     report.tests.extend(paired_rows(groups, by, resamples=resamples, seed=seed))
     from replay.audit.agent_measures import condition_rows
 
-    report.agent_under_test = condition_rows(groups, resamples=resamples, seed=seed)
+    report.agent_under_test = gate_agent_rows(
+        condition_rows(groups, resamples=resamples, seed=seed)
+    )
     report.warnings.extend(w for c in [*conversations, *mixed] for w in c.warnings)
     return report
-
-
-def mixed_rows(convs: Sequence[Conversation]) -> list[Row]:
-    """Each mixed call's spans: plain counts, no rates' intervals, no test."""
-    return [
-        {
-            "call": c.name,
-            "agent": agent_label(c.header),
-            "scenario": c.scenario,
-            "changes": changes(c.spans),
-            "spans": [s.as_row() for s in c.spans],
-        }
-        for c in convs
-    ]
-
-
-def _pooled_agents(groups: Sequence[Any]) -> list[str]:
-    """A note per condition that pools calls to more than one agent."""
-    from replay.audit.render import condition_label
-
-    out: list[str] = []
-    for g in groups:
-        agents = sorted({agent_label(c.header) for c in g.conversations if c.kind == "cutin"})
-        if len(agents) > 1:
-            out.append(
-                f"condition {condition_label(g.condition)} pools calls to {len(agents)} agents "
-                f"({'; '.join(agents)}): --by agent_kind,agent splits them (tests never "
-                "pair or trend across agents)"
-            )
-    return out
 
 
 __all__ = [
@@ -385,7 +357,6 @@ __all__ = [
     "by_source_rows",
     "disfluency_row",
     "group",
-    "mixed_rows",
     "negative_control",
     "paired_rows",
     "pairs_note",

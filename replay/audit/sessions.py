@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replay.audit.counter import TurnCounts, count
+from replay.audit.provenance import SOURCES, agent_identity, agent_label, lookup, turn_source
 from replay.audit.spans import Span, dial_spans
 from sessions.log.fold import CallLog, fold
 from sessions.log.realized import BACKCHANNEL, INTERRUPT
@@ -242,39 +243,6 @@ def pair_key(header: Mapping[str, Any]) -> tuple[str, ...] | None:
     return ("call", *agent, str(scenario), str(lookup(header, "seeds.seed")))
 
 
-def agent_identity(header: Mapping[str, Any]) -> tuple[str, str, str]:
-    """The agent a call talked to: its kind (scripted, openai, twilio, ...), name and
-    model, as the header logs them ("" when absent)."""
-    return tuple(  # type: ignore[return-value]
-        "" if (v := lookup(header, f"agent.{k}")) is None else str(v)
-        for k in ("kind", "name", "model")
-    )
-
-
-def agent_label(header: Mapping[str, Any]) -> str:
-    """``twilio · Riverside support`` (kind, name, model as far as logged)."""
-    return " · ".join(p for p in agent_identity(header) if p) or "unnamed agent"
-
-
-SOURCES: dict[str, str] = {
-    "typed": "typed",
-    "mic": "microphone",
-    "scenario": "scenario line",
-    "simulator": "LLM caller",
-    "interruption": "interruption",
-    "tau2": "τ2 user simulator",
-    "text": "text file",
-}
-"""A user turn's logged source → how the audit names it."""
-
-
-def _turn_source(source: str, header: Mapping[str, Any]) -> str:
-    # Simulated calls logged an LLM caller's own lines as "scenario"; the batch says.
-    if source == "scenario" and lookup(header, "batch.user") == "llm":
-        return "simulator"
-    return source
-
-
 def canonical_field(name: str) -> str:
     """``tendencies.alpha`` → ``alpha``; other names unchanged."""
     name = name.strip()
@@ -282,16 +250,6 @@ def canonical_field(name: str) -> str:
         if name == path:
             return alias
     return name
-
-
-def lookup(data: Mapping[str, Any], path: str) -> Any:
-    """A dotted path into nested mappings; None when any step is missing."""
-    node: Any = data
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def condition_of(conv: Conversation, fields: Sequence[str]) -> dict[str, Any]:
@@ -323,7 +281,7 @@ def from_session(session: Session) -> Conversation:
     counter = log.realized
     real = counter.snapshot
     conv.turns = [count(e.rendered) for e in log.user]
-    conv.turn_sources = [_turn_source(e.source, header) for e in log.user]
+    conv.turn_sources = [turn_source(e.source, header) for e in log.user]
     conv.spans = dial_spans(header, session.events, counter.counted())
     conv.pause_events = real.pauses
     conv.agent_turns = real.agent_turns
