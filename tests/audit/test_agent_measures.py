@@ -249,7 +249,7 @@ def test_a_yield_event_makes_any_call_measured(tmp_path: Path) -> None:
 
 def test_condition_pools_calls_with_bootstrap_intervals(tmp_path: Path) -> None:
     # Call b: one interruption the agent ignored, no backchannels, 6 s of speech, 1 pause.
-    other = [
+    other: list[Event] = [
         AgentTurnStart(t=0.5, turn=0),
         pause(2.0, 0, 0),
         Interruption(t=3.0, turn=0, cut_t=3.0, cut_word=5, text="wait"),
@@ -351,7 +351,7 @@ def test_audit_cli_shows_the_agent_table_only_for_black_box_calls(
     tmp_path: Path, child_env: dict[str, str]
 ) -> None:
     a = write_log(tmp_path / "a.jsonl", head("a"), known_call())
-    zero = [AgentTurnStart(t=0.5, turn=0), EndEvent(t=2.0, reason="user_hangup")]
+    zero: list[Event] = [AgentTurnStart(t=0.5, turn=0), EndEvent(t=2.0, reason="user_hangup")]
     z = write_log(tmp_path / "z.jsonl", head("z", beta=0.0), zero)
     p = write_log(tmp_path / "p.jsonl", head("p", kind="openai", beta=1.0), plain_call())
     proc = run_cutin("audit", str(a), str(z), str(p), "--by", "beta", env=child_env)
