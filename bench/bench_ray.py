@@ -44,8 +44,10 @@ TAU_CALL_MIN = 1.0
 as in bench_jobs.py)."""
 
 
-def _tree_cpu_s(root: int) -> float:
-    """utime + stime of every live descendant of ``root`` (from /proc), in seconds."""
+def _tree_cpu_s(root: int) -> dict[int, float]:
+    """utime + stime of every live descendant of ``root`` (from /proc), in seconds, by
+    process id (a level's CPU is the growth per process: one that ended in between, an
+    earlier level's actor, must not count against it)."""
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, list[int]] = {}
     cpu: dict[int, float] = {}
@@ -59,12 +61,17 @@ def _tree_cpu_s(root: int) -> float:
         pid = int(entry.name)
         parents.setdefault(int(fields[1]), []).append(pid)
         cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
-    total, todo = 0.0, [root]
+    out: dict[int, float] = {}
+    todo = [root]
     while todo:
         for child in parents.get(todo.pop(), []):
-            total += cpu.get(child, 0.0)
+            out[child] = cpu.get(child, 0.0)
             todo.append(child)
-    return total
+    return out
+
+
+def _grown(before: dict[int, float], after: dict[int, float]) -> float:
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
 @dataclass
@@ -112,7 +119,7 @@ def run_level(url: str, n: int, out: Path) -> Level:
         outcomes.append(outcome)
         if len(outcomes) == n:  # read before the actor is ended with the run
             end = time.monotonic()
-            cpu = time.process_time() - cpu0 + _tree_cpu_s(me) - tree0
+            cpu = time.process_time() - cpu0 + _grown(tree0, _tree_cpu_s(me))
     wall = end - (stats.first_ready or end)
     lags: list[float] = []
     call_s = 0.0
