@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,9 +14,10 @@ from cutin_tui.cli.call_cmd import check_agent_key
 from cutin_tui.cli.progress import batch_progress
 from cutin_tui.cli.simulate_agents import AgentsAction, check_agents, check_capacity
 from cutin_tui.cli.simulate_ray import add_ray_options, check_ray, ray_batch
+from cutin_tui.cli.simulate_report import report
 
 if TYPE_CHECKING:
-    from sessions.batch import CallSpec, ConditionSummary
+    from sessions.batch import CallSpec
     from sessions.batch_run import CallOutcome, RunOptions
 
 DESCRIPTION = (
@@ -236,78 +235,6 @@ def _check_llm(args: argparse.Namespace) -> str:
     return config.model
 
 
-def _rate(x: float | None) -> str:
-    return "–" if x is None else f"{x:.2f}"
-
-
-def _print_table(rows: list[ConditionSummary]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="realized per condition (all scenarios)", title_justify="left")
-    for name in ("α", "β", "γ", "calls", "agent turns", "opportunities"):
-        table.add_column(name, justify="right")
-    table.add_column("interruptions/turn", justify="right")
-    table.add_column("backchannels/turn", justify="right")
-    for r in rows:
-        c = r.condition
-        table.add_row(
-            f"{c.alpha:g}",
-            f"{c.beta:g}",
-            f"{c.gamma:g}",
-            str(r.calls),
-            str(r.agent_turns),
-            str(r.opportunities),
-            f"{_rate(r.interruptions_per_turn)} ({r.interruptions})",
-            f"{_rate(r.backchannels_per_turn)} ({r.backchannels})",
-        )
-    Console(file=sys.stdout, width=max(100, Console().width)).print(table)
-
-
-def _report(
-    outcomes: list[CallOutcome],
-    specs: list[CallSpec],
-    out_dir: Path,
-    *,
-    as_json: bool,
-    interrupted: bool,
-) -> None:
-    from sessions.batch import summarize
-    from sessions.batch_run import CallStatus
-
-    counts = {s: sum(1 for o in outcomes if o.status is s) for s in CallStatus}
-    lagged = [o for o in outcomes if o.tally.lagged and o.status is not CallStatus.FAILED]
-    usable = [(o.spec, o.tally) for o in outcomes if o.status is not CallStatus.FAILED]
-    # Rows in plan order, so the table reads like the grid that was asked for.
-    order = {s.condition: i for i, s in reversed(list(enumerate(specs)))}
-    rows = sorted(summarize(usable), key=lambda r: order[r.condition])
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "out": str(out_dir),
-                    **{str(k): v for k, v in counts.items()},
-                    "lagged": [o.spec.stem for o in lagged],
-                    "conditions": [r.as_dict() for r in rows],
-                }
-            )
-        )
-    elif rows:
-        _print_table(rows)
-    _report_lagged(lagged)
-    for o in [o for o in outcomes if o.status is CallStatus.FAILED][:5]:
-        print(f"cutin simulate: failed {o.spec.stem}: {o.message}", file=sys.stderr)
-    left = len(specs) - len(outcomes)
-    tail = (
-        f", {left} not run (interrupted; rerun the same command to resume)" if interrupted else ""
-    )
-    print(
-        f"cutin simulate: {counts[CallStatus.RAN]} calls run, {counts[CallStatus.SKIPPED]} "
-        f"skipped, {counts[CallStatus.FAILED]} failed{tail} -> {out_dir}",
-        file=sys.stderr,
-    )
-
-
 def _options(args: argparse.Namespace) -> RunOptions:
     from sessions.batch_run import RunOptions
     from sessions.plan import on_line
@@ -408,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         except KeyboardInterrupt:
             interrupted = True
-    _report(outcomes, specs, out_dir, as_json=args.json, interrupted=interrupted)
+    report(outcomes, specs, out_dir, as_json=args.json, interrupted=interrupted)
     if interrupted:
         return 130
     return 1 if any(o.status is CallStatus.FAILED for o in outcomes) else 0
@@ -425,23 +352,3 @@ def _check_rates(specs: list[CallSpec]) -> None:
 
     for wpm in {s.words_per_minute for s in specs}:
         SpeakingStyle(words_per_minute=wpm)  # raises ValueError naming the bad rate
-
-
-def _report_lagged(lagged: list[CallOutcome]) -> None:
-    """Calls whose frame lag exceeded one frame: flagged, their timings not trusted."""
-    if not lagged:
-        return
-    print(
-        f"cutin simulate: {len(lagged)} call(s) lagged (p99 frame lag over one frame, 32 ms): "
-        "their timings are not trusted; `cutin audit` leaves them out of latency figures "
-        "(--keep-lagged keeps them). Fewer --jobs, or a bigger machine:",
-        file=sys.stderr,
-    )
-    for o in lagged[:5]:
-        lag = o.tally.frame_lag
-        assert lag is not None
-        print(
-            f"cutin simulate:   {o.spec.stem}: p99 {lag.p99_s * 1000:.0f} ms, "
-            f"max {lag.max_s * 1000:.0f} ms",
-            file=sys.stderr,
-        )
