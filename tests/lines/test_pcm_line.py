@@ -276,3 +276,20 @@ def test_binary_from_the_agent_never_blocks_the_caller() -> None:
                    timeout=20, what="the flood")  # fmt: skip
         assert line.playout.buffered_s <= 120.0
         line.close()
+
+
+def test_cutin_call_and_simulate_help_name_the_pcm16_lines() -> None:
+    import argparse as ap
+
+    from cutin_tui.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, ap._SubParsersAction))
+    for command in ("call", "simulate"):
+        text = " ".join(commands.choices[command].format_help().split())
+        for form in (
+            "exotel:ws://HOST:PORT/PATH[?sample-rate=8000] (Exotel voice streaming",
+            "vonage:ws://HOST:PORT/PATH[?rate=16000] (Vonage Voice WebSocket",
+            "pcm:ws://HOST:PORT/PATH[?rate=16000] (raw PCM16 WebSocket",
+        ):
+            assert form in text, (command, form)
