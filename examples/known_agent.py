@@ -198,7 +198,7 @@ class Pipeline:
                 self.log("sound_start", self.sound_on)
             self.last_loud = n0 + int(loud_idx[-1]) + 1
             long_enough = self.last_loud - self.sound_on >= b.ignore_shorter
-            if long_enough and not self._speaking_at(self.sound_on):
+            if long_enough and not self._speaking_at(n0):
                 self.quiet_since_answer = False  # a sound it did not talk over wants an answer
             self._maybe_stop()
         elif (
