@@ -182,3 +182,18 @@ def test_urls_are_checked_before_dialling() -> None:
     ):
         with pytest.raises(LineError, match=words):
             parse_line_agent(bad)
+
+
+def test_readme_and_help_name_every_line() -> None:
+    """The README's line table has a row for every registered transport, and
+    ``cutin call --help`` (the registry's line_help) names Telnyx and Plivo."""
+    from pathlib import Path
+
+    from sessions.lines.registry import line_help, transports
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("| `")]
+    for t in transports():
+        lead = f"| `{t.prefix or t.kind}"
+        assert any(row.startswith(lead) for row in rows), f"no README row for {t.kind}"
+    assert "telnyx:ws://HOST:PORT/PATH" in line_help() and "plivo:ws://" in line_help()
