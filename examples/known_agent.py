@@ -201,12 +201,12 @@ class Pipeline:
             if long_enough and not self._speaking_at(n0):
                 self.quiet_since_answer = False  # a sound it did not talk over wants an answer
             self._maybe_stop()
-        elif (
-            self.sound_on is not None
-            and self.last_loud is not None
-            and n0 + FRAME - self.last_loud >= b.gap
-        ):
-            self._sound_ended()
+        elif self.sound_on is not None and self.last_loud is not None:
+            tail = np.flatnonzero(np.abs(frame) >= MARK)
+            if tail.size:  # a sound's quiet tail: its end is its last sample of sound
+                self.last_loud = n0 + int(tail[-1]) + 1
+            if n0 + FRAME - self.last_loud >= b.gap:
+                self._sound_ended()
         self._maybe_talk()
         if self.clear_due is not None and n0 + FRAME >= self.clear_due:
             self.clear_due = None
