@@ -29,8 +29,10 @@ from tests.support.pipecat_bot import Bot
 
 FRAME_S = 0.02
 """One 20 ms media frame: the tolerance between the log and the recording."""
-GREETING_WORDS = ("hello", "through", "test", "line", "listening")
-"""Words of the bot's greeting; tiny.en gets most of them (it spells "cutin" freely)."""
+GREETING_WORDS = ("hello", "you", "are", "through", "test", "line", "i", "am", "listening")
+"""Words of the bot's greeting ("Hello, you are through to the cutin test line. I am
+listening."); tiny.en on a busy machine gets some ("Hello, you are from Kewton, F-line.
+I am late"), so a few of them are asked for."""
 
 
 def dial_bot(
@@ -40,7 +42,7 @@ def dial_bot(
     *,
     beta: float = 1.0,
     gamma: float = 0.0,
-    seconds: float = 45.0,
+    seconds: float = 60.0,
     seed: int = 2,
 ) -> Path:
     """One real-time call to the bot over ``agent`` (``telnyx:ws://...``); the log."""
@@ -110,7 +112,7 @@ def assert_bot_call(bot: Bot, log: Path, *, audio: str) -> AgentYield:
     format stated and no line error, and the bot's own account of the call (``audio``:
     the format it names in ``call started ID (PROTOCOL, AUDIO)``)."""
     heard = heard_greeting(log)
-    assert len(heard) >= 2, f"the greeting was not transcribed: {heard}"
+    assert "hello" in heard and len(heard) >= 3, f"the greeting was not transcribed: {heard}"
     y = yield_agrees_with_recording(log)
     assert line_events(log, "open") and line_events(log, "format")
     assert line_events(log, "clear"), "no clear-equivalent reached the log"
