@@ -433,7 +433,6 @@ class CallView:
             self.timeline.polls.append(mark)
         else:
             self.timeline.opportunities[event.pause_index] = mark
-        autos = event.model_extra.get("autos") if event.model_extra else None
         self.decision = DecisionView(
             t=event.t,
             index=event.index,
@@ -442,7 +441,7 @@ class CallView:
             decision=event.decision,
             executed=event.executed,
             checks=list(event.checks),
-            autos=dict(autos) if isinstance(autos, dict) else None,
+            autos=dict(event.autos) if event.autos is not None else None,
             policy=event.policy,
             llm=event.llm,
             adapt=self.calibration if event.policy == "rules" else None,

@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Written in two halves, so this file is not one of the places it looks for.
 AGENT_KIND_READ = re.compile("is_line" + "_agent|LINE" + "_KINDS")
 READERS = {"sessions/plan/model.py"}
-REGISTRY = ("sessions/lines/", "tests/lines/")
-"""The lines registry (and its own tests) defines the kinds; everyone else asks the plan."""
+REGISTRY = ("sessions/lines/", "tests/lines/", "tests/sip/")
+"""The lines registry (and its own tests, the SIP line's among them) defines the kinds;
+everyone else asks the plan."""
 
 
 def _sources() -> list[Path]:
