@@ -226,9 +226,10 @@ waits for an answer is not scored (an answer could be to the caller)."""
 
 @pytest.mark.parametrize("selective", [True, False])
 def test_vocal_tics_and_side_talk_selectivity(tmp_path: Path, selective: bool) -> None:
-    # Selective: it needs 400 ms of sound, louder than side talk at −12 dB, to stop or
+    # Selective: it needs 400 ms of sound that begins louder than side talk at −12 dB
+    # (side talk peaks near −24 dBFS in 20 ms frames, the caller's speech near −12), to stop or
     # answer; the other stops 300 ms into any sound and answers any sound.
-    args = ["--ignore-shorter-ms", "400", "--level-db", "-26"] if selective else []
+    args = ["--ignore-shorter-ms", "400", "--level-db", "-20"] if selective else []
     commands: list[tuple[float, Command]] = [(t, CallerSoundNow(k)) for t, k in SOUNDS]
     with running_known_agent(*args, "--yield-after-ms", "300") as agent:
         call = dial(agent, tmp_path, seconds=30, user_wait_s=3.0, commands=commands)
