@@ -181,7 +181,7 @@ class LineFarEnd(YieldWatching):
             at = self._notice_t(notice, t)
             e.emit(LineEvent(t=at, kind=str(notice.kind), detail=notice.detail, data=notice.data))
             if notice.kind is NoticeKind.CLEAR:
-                self._cleared(at)
+                self._cleared(at, dropped=_dropped_audio(notice.data))
             elif notice.kind is NoticeKind.ERROR:
                 e.emit(ErrorEvent(t=at, where="line", message=notice.detail))
             elif notice.kind is NoticeKind.FAILED:
@@ -416,3 +416,9 @@ class LineVoice:
 
     def close(self) -> None:
         self._far.close()
+
+
+def _dropped_audio(data: dict[str, Any]) -> bool:
+    """A clear that threw away audio the agent had sent, or truncated what it had said."""
+    dropped = data.get("dropped_s")
+    return (isinstance(dropped, int | float) and dropped > 0) or bool(data.get("truncated"))

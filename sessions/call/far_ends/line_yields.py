@@ -219,11 +219,14 @@ class YieldWatching(LineCaller):
         self._watches.append(watch)
         turn.watches.append(watch)
 
-    def _cleared(self, at: float) -> None:
-        """The agent emptied its playout (a ``clear``): the watches it answers."""
+    def _cleared(self, at: float, *, dropped: bool = False) -> None:
+        """The agent emptied its playout (a ``clear``): the watches it answers; ``dropped``:
+        the clear threw away audio it had sent (it had more to say)."""
         for watch in self._watches:
             if watch.clear_t is None and at >= watch.onset_t - 1e-9:
                 watch.clear_t = at
+                if dropped:
+                    watch.flushed_t = at
 
     def _watch_frame(self, t0: float, t1: float, *, speaking: bool, caller_active: bool) -> None:
         if self._answer_watches:
@@ -278,6 +281,9 @@ class YieldWatching(LineCaller):
             turn = self._turn
         if turn is not None and watch.after == "interruption":
             turn.stop_t = stop_t
+        flushed = watch.flushed_stop(stop_t)
+        if flushed is not None:  # it was pausing when the caller cut in and dropped the rest
+            stop_t = round(flushed, 6)
         silent = watch.already_silent(stop_t)
         extra = {"already_silent": True} if silent else {}
         self.e.emit(

@@ -17,7 +17,10 @@ VAD does not call speech (a 50 ms resumption after a pause) still counts as soun
 A stop cannot answer a sound that had not started: when the agent's last sound ended
 before the caller's onset and it made none after it, it had finished on its own (the
 rule fired in the silence after its answer), so the act is *already silent*, not a
-yield, and not scored (τ-Voice scores only acts that start during agent speech).
+yield, and not scored (τ-Voice scores only acts that start during agent speech) —
+unless the agent flushed audio it had sent (a ``clear`` that dropped some) after the
+onset: then it was pausing inside its turn when the caller cut in and dropped the rest,
+a yield whose stop is the flush.
 """
 
 from __future__ import annotations
@@ -136,6 +139,8 @@ class YieldWatch:
         self.resumed = False
         self.talk_over_s = 0.0
         self.clear_t: float | None = None
+        self.flushed_t: float | None = None
+        """A clear after the onset that threw away audio the agent had sent."""
         self.result: YieldResult | None = None
 
     @property
@@ -188,8 +193,26 @@ class YieldWatch:
         return end if end is not None else s
 
     def already_silent(self, stop_t: float | None) -> bool:
-        """The agent's sound had ended before the onset: it finished on its own."""
-        return stop_t is not None and stop_t < self.onset_t - 1e-6
+        """The agent's sound had ended before the onset: it finished on its own.
+
+        Not when it flushed audio it had sent (a ``clear`` that dropped some) after the
+        onset and inside the window: it was in a pause of its turn when the caller cut in
+        (where the rules cut in) and dropped the rest, so it yielded; see
+        :meth:`flushed_stop`. A clear that dropped nothing says nothing (some agents clear
+        on every caller sound)."""
+        before = stop_t is not None and stop_t < self.onset_t - 1e-6
+        return before and self.flushed_stop(stop_t) is None
+
+    def flushed_stop(self, stop_t: float | None) -> float | None:
+        """When a stop inside a pause is the flush: the ``clear`` after the onset (within
+        the window) that dropped audio, if the agent's last sound ended before the onset,
+        else None."""
+        t = self.flushed_t
+        if stop_t is None or stop_t >= self.onset_t - 1e-6 or t is None:
+            return None
+        if not self.onset_t - 1e-9 <= t <= self.deadline + 1e-9:
+            return None
+        return t
 
     def latency(self, stop_t: float | None) -> float | None:
         if stop_t is None:
