@@ -291,6 +291,22 @@ def file_parts(spec: CallSpec, out_dir: Path, counted: CallTally, crash: str | N
 # ---- the batch --------------------------------------------------------------------
 
 
+def pending_calls(
+    specs: Sequence[CallSpec], options: RunOptions, out_dir: Path
+) -> tuple[list[CallSpec], list[CallOutcome]]:
+    """The calls still to run, and those an earlier run filed (as skipped outcomes): a
+    rerun into the same folder resumes."""
+    todo: list[CallSpec] = []
+    done: list[CallOutcome] = []
+    for spec in specs:
+        counted = finished_tally(out_dir, spec, options)
+        if counted is None:
+            todo.append(spec)
+        else:
+            done.append(CallOutcome(spec, CallStatus.SKIPPED, final_path(out_dir, spec), counted))
+    return todo, done
+
+
 def run_batch(
     specs: Sequence[CallSpec],
     scenarios: Mapping[str, Scenario],
@@ -312,14 +328,7 @@ def run_batch(
     arrive in completion order. ``board`` shows what is running (a progress display)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    todo: list[CallSpec] = []
-    done: list[CallOutcome] = []
-    for spec in specs:
-        counted = finished_tally(out_dir, spec, options)
-        if counted is None:
-            todo.append(spec)
-        else:
-            done.append(CallOutcome(spec, CallStatus.SKIPPED, final_path(out_dir, spec), counted))
+    todo, done = pending_calls(specs, options, out_dir)
     yield from done
     if on_line(options.agent):
         from sessions.batch_live import run_live

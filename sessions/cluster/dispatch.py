@@ -26,8 +26,8 @@ from sessions.batch_run import (
     RunOptions,
     file_parts,
     final_path,
-    finished_tally,
     part_path,
+    pending_calls,
     recording_part,
 )
 from sessions.cluster.connect import ClusterError, connect, cpu_nodes, import_ray, shutdown
@@ -111,20 +111,6 @@ def file_result(spec: CallSpec, result: CallResult, out_dir: Path) -> CallOutcom
     return file_parts(spec, out_dir, counted, None if result.ok else result.message or "failed")
 
 
-def _pending(
-    specs: Sequence[CallSpec], options: RunOptions, out_dir: Path
-) -> tuple[list[CallSpec], list[CallOutcome]]:
-    todo: list[CallSpec] = []
-    done: list[CallOutcome] = []
-    for spec in specs:
-        counted = finished_tally(out_dir, spec, options)
-        if counted is None:
-            todo.append(spec)
-        else:
-            done.append(CallOutcome(spec, CallStatus.SKIPPED, final_path(out_dir, spec), counted))
-    return todo, done
-
-
 def run_on_ray(
     specs: Sequence[CallSpec],
     scenarios: Mapping[str, Scenario],
@@ -144,7 +130,7 @@ def run_on_ray(
     import_ray()  # not installed: say so before anything else
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    todo, done = _pending(specs, options, out_dir)
+    todo, done = pending_calls(specs, options, out_dir)
     yield from done
     if not todo:
         return
