@@ -264,6 +264,7 @@ def run(args: argparse.Namespace) -> int:
     from sessions.plan import LINE_SCENARIO, on_line
     from sessions.plan import on_line as is_line
     from sessions.scenarios import ScenarioError, load_scenario, shipped_scenario_names
+    from sessions.scenarios.keypad import check_keypad
     from sessions.scenarios.profile import load_profile
     from sessions.settings import load_settings
 
@@ -281,6 +282,7 @@ def run(args: argparse.Namespace) -> int:
         default = [LINE_SCENARIO] if on_line(options.agent) else shipped_scenario_names()
         loaded = [load_scenario(s) for s in (args.scenario or default)]
         for sc in loaded:
+            check_keypad(sc, options.agent, options.user)  # keys need a line with DTMF
             name = args.agent_profile or sc.agent.profile
             if name is not None:
                 load_profile(name)  # a bad profile fails before the batch starts

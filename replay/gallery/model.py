@@ -231,7 +231,7 @@ class GalleryEntry(_Strict):
 
     def caller_lines(self) -> list[str] | None:
         """The scripted caller's lines of an inline scenario (None for a shipped name)."""
-        return list(self.scenario.user.turns) if isinstance(self.scenario, Scenario) else None
+        return self.scenario.user.spoken_turns if isinstance(self.scenario, Scenario) else None
 
     @property
     def made_by_text(self) -> str:

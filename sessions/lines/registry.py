@@ -84,6 +84,9 @@ class Transport:
     """The URL query parameter that names its wire sample rate (``rate``), if any."""
     rates: tuple[int, ...] = ()
     """The sample rates ``rate_param`` may name; the first is the default."""
+    dtmf: bool = False
+    """Its line sends the caller's keypad digits (``send_dtmf``): a scenario's keypad
+    steps and the call screen's DTMF key need it."""
 
     @property
     def form(self) -> str:
@@ -265,6 +268,7 @@ register(
         shape="sip:USER@HOST[:PORT]",
         also=("sips:",),
         options="DTMF; CUTIN_SIP_USER, CUTIN_SIP_PASSWORD, CUTIN_SIP_REGISTRAR",
+        dtmf=True,
     )
 )
 register(

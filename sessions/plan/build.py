@@ -23,6 +23,7 @@ from sessions.call.voice.voice import TextVoice, Voice
 from sessions.log.models import AgentInfo, Event, SpeechInfo
 from sessions.log.writer import new_session_id
 from sessions.plan.model import CallPlan, check_plan
+from sessions.scenarios.keypad import check_keypad
 from sessions.scenarios.model import Scenario
 from sessions.speech_clock import SpeakingStyle
 
@@ -111,6 +112,7 @@ def build_call(
 
         settings = Settings()
     scenario = plan.scenario_model or _load_scenario(plan.scenario)
+    check_keypad(scenario, plan.agent, plan.user)  # keys only a line with DTMF hears
     config = call_config(plan, scenario)
     closers: list[Closer] = []
     try:

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from sessions.safe_files import FileError
 
@@ -33,6 +42,10 @@ MAX_SCRIPT_WORDS = 10_000
 phrases included), and in all the caller's turns together."""
 MAX_SCRIPT_CHARS = 100_000
 """Characters in all the agent's texts together, and in all the caller's turns."""
+DTMF_KEYS = "0123456789*#ABCD"
+"""The keys a keypad step may press (RFC 4733 events 0-15)."""
+MAX_DTMF_KEYS = 32
+"""Keys in one keypad step (what a SIP line sends at once)."""
 
 
 def _limited(max_words: int, max_chars: int) -> AfterValidator:
@@ -127,11 +140,60 @@ class AgentScript(_Strict):
         return self
 
 
+class KeypadStep(_Strict):
+    """A caller step that presses keys instead of speaking: ``{ dtmf = "1#" }`` among
+    ``user.turns``. The scripted caller sends the keys as DTMF on a line that carries it
+    (SIP, RFC 4733); a call whose agent cannot hear keys is refused before it starts
+    (:mod:`sessions.scenarios.keypad`)."""
+
+    dtmf: str
+    """The keys, in order: 1 to :data:`MAX_DTMF_KEYS` of 0-9, ``*``, ``#``, A-D."""
+
+    @field_validator("dtmf")
+    @classmethod
+    def _keys(cls, v: str) -> str:
+        if not v:
+            raise ValueError("no keys; a keypad step presses 1 to 32 of 0-9 * # A-D")
+        bad = "".join(sorted({c for c in v if c not in DTMF_KEYS}))
+        if bad:
+            raise ValueError(
+                f"{v[:40]!r} holds {bad[:20]!r}; a keypad step presses only 0-9 * # A-D"
+            )
+        if len(v) > MAX_DTMF_KEYS:
+            raise ValueError(f"{len(v)} keys; the limit is {MAX_DTMF_KEYS} per step")
+        return v
+
+
+STEP_TAGS = ("spoken", "keypad")
+"""How pydantic names the two kinds of caller step in an error's location; the scenario
+loader leaves them out, so an error reads ``user.turns.2.dtmf``."""
+
+
+def _step_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "spoken"
+    if isinstance(value, dict | KeypadStep):
+        return "keypad"
+    return None
+
+
+CallerStep = Annotated[
+    Annotated[SpokenText, Tag("spoken")] | Annotated[KeypadStep, Tag("keypad")],
+    Discriminator(
+        _step_kind,
+        custom_error_type="caller_step",
+        custom_error_message='a caller turn is a text to say or { dtmf = "1#" }, keys to press',
+    ),
+]
+"""One of ``user.turns``: a text the caller says, or keys it presses."""
+
+
 class UserScript(_Strict):
     goal: LongText = Field(min_length=1)
     persona: LongText = Field(min_length=1)
-    turns: list[SpokenText] = Field(default_factory=list, max_length=MAX_ITEMS)
-    """What a scripted user says, in order, in headless runs (the tester types instead)."""
+    turns: list[CallerStep] = Field(default_factory=list, max_length=MAX_ITEMS)
+    """What a scripted user says, in order, in headless runs (the tester types instead);
+    a step ``{ dtmf = "1#" }`` presses keys instead of speaking (an IVR menu)."""
     interruptions: list[SpokenText] = Field(
         default_factory=lambda: ["Sorry, can I stop you there for a second?"],
         max_length=MAX_ITEMS,
@@ -149,8 +211,20 @@ class UserScript(_Strict):
 
     @model_validator(mode="after")
     def _script_size(self) -> UserScript:
-        _total_words([*self.turns, *self.interruptions], "the caller's turns and interruptions")
+        _total_words(
+            [*self.spoken_turns, *self.interruptions], "the caller's turns and interruptions"
+        )
         return self
+
+    @property
+    def spoken_turns(self) -> list[str]:
+        """The caller's turns that are said (keypad steps left out)."""
+        return [t for t in self.turns if isinstance(t, str)]
+
+    @property
+    def keypad_steps(self) -> list[tuple[int, KeypadStep]]:
+        """The keypad steps among the caller's turns, with their places in ``turns``."""
+        return [(i, t) for i, t in enumerate(self.turns) if isinstance(t, KeypadStep)]
 
 
 class SuccessCriteria(_Strict):

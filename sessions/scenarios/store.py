@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from sessions.safe_files import FileError, clean_text, exists, parse_toml, read_text, shown_name
-from sessions.scenarios.model import MAX_FILE_BYTES, Scenario, ScenarioError
+from sessions.scenarios.model import MAX_FILE_BYTES, STEP_TAGS, Scenario, ScenarioError
 
 _DATA = "sessions.scenarios.data"
 _LINES = "sessions.scenarios.lines"
@@ -38,9 +38,19 @@ def _format_error(where: str, exc: ValidationError) -> str:
     how many more there are."""
     errors = exc.errors()
     err = errors[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    loc = ".".join(str(p) for p in _without_tags(err["loc"])) or "(top level)"
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return f"{where}: field '{clean_text(loc)}': {clean_text(err['msg'])}{more}"
+
+
+def _without_tags(loc: tuple[int | str, ...]) -> list[int | str]:
+    """``user.turns.2.keypad.dtmf`` as ``user.turns.2.dtmf``: the kind of caller step that
+    pydantic puts in the location is no field of the file."""
+    return [
+        p
+        for i, p in enumerate(loc)
+        if not (p in STEP_TAGS and i >= 2 and isinstance(loc[i - 1], int) and loc[i - 2] == "turns")
+    ]
 
 
 def parse_scenario(text: str, where: str) -> Scenario:

@@ -11,7 +11,8 @@ from sessions.agents.base import Message
 from sessions.call.commands import CallerUtterance, SubmitText
 from sessions.call.near_end.caller import mic_user_turn
 from sessions.call.users import ScriptedUser
-from sessions.log.models import UserTurn, WordTiming
+from sessions.log.models import ErrorEvent, UserTurn, WordTiming
+from sessions.scenarios.model import KeypadStep
 
 if TYPE_CHECKING:
     from sessions.call.engine.engine import CallEngine
@@ -132,6 +133,18 @@ class SimulatedCaller:
             if e.user is not None and self._user_due is not None and t >= self._user_due:
                 self._user_due = None
                 reply = e.caller.next_line()
+                while isinstance(reply, KeypadStep):
+                    # A simulated agent hears no keys; the call builder refuses such a
+                    # scenario before it starts, so only a call built by hand gets here.
+                    e.emit(
+                        ErrorEvent(
+                            t=round(t, 6),
+                            where="dtmf",
+                            message=f"keys {reply.dtmf} not pressed: a simulated agent "
+                            "hears no keys; the scenario's keypad step is skipped",
+                        )
+                    )
+                    reply = e.caller.next_line()
                 if reply is None:
                     e.end("user_hangup")
                     return

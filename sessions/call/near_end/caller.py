@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from controls.disfluency import inject_disfluency
 from sessions.agents.base import Message
 from sessions.call.commands import CallerUtterance
-from sessions.call.users import UserProvider
+from sessions.call.users import CallerReply, UserProvider
 from sessions.log.models import ErrorEvent, InsertionRecord, UserTurn, WordTiming
 
 if TYPE_CHECKING:
@@ -82,18 +82,18 @@ class Caller:
         content = more(list(e.history)) if callable(more) else None
         return f"{opener} {content}" if content else opener
 
-    def next_line(self) -> str | None:
-        """The headless caller's next turn, asked now (None: hang up)."""
+    def next_line(self) -> CallerReply:
+        """The headless caller's next turn, asked now (keys to press, or None: hang up)."""
         assert self.user is not None
         return self.user.next_turn(list(self.engine.history))
 
-    def ask(self) -> Future[str | None]:
+    def ask(self) -> Future[CallerReply]:
         """The caller's next line: inline on the virtual clock, else on a worker (an LLM
         simulator takes a second; the frame clock must not wait for it)."""
         assert self.user is not None
         user, history = self.user, list(self.engine.history)
         if self.engine.virtual:
-            done: Future[str | None] = Future()
+            done: Future[CallerReply] = Future()
             try:
                 done.set_result(user.next_turn(history))
             except Exception as exc:

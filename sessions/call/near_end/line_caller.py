@@ -22,8 +22,10 @@ from sessions.call.commands import (
 from sessions.call.far_ends.yield_watch import SoundTape
 from sessions.call.near_end.caller import mic_user_turn
 from sessions.call.near_end.caller_line import CallerChannel, Synthesizer, Utterance
-from sessions.lines.base import PlayoutBuffer
+from sessions.call.users import CallerReply
+from sessions.lines.base import LineError, PlayoutBuffer
 from sessions.log.models import ErrorEvent, InsertionRecord, LineEvent, UserTurn, WordTiming
+from sessions.scenarios.model import KeypadStep
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.tts import Speech
 
@@ -89,7 +91,9 @@ class LineCaller:
         self._answered_at: float | None = None
         """The caller turn end the agent answered (or was given up on)."""
         self._caller_due: float | None = None
-        self._reply: Future[str | None] | None = None
+        self._reply: Future[CallerReply] | None = None
+        self._keys_pressed = 0
+        """Keypad steps the caller has pressed (the first step may be one)."""
         self._agent_turns = 0
 
     def _barge_in(
@@ -336,7 +340,7 @@ class LineCaller:
             return
         if near.user is None or self._pending:
             return
-        first = self._agent_turns == 0 and near.turns == 0
+        first = self._agent_turns == 0 and near.turns == 0 and not self._keys_pressed
         if self._reply is None:
             if first and self._caller_due is None and t >= self.remote.caller_first_s:
                 self._caller_due = t
@@ -356,7 +360,32 @@ class LineCaller:
             near.user = None  # nothing left to say: hang up after a moment
             e.schedule(t + self.remote.user_hangup_s, EndCall("user_hangup"))
             return
+        if isinstance(reply, KeypadStep):
+            self._press(reply.dtmf, t)
+            return
         self._say("turn", reply, self.user_source, t)
+
+    def _press(self, keys: str, t: float) -> None:
+        """A keypad step: the keys go out as DTMF (the line logs a ``dtmf`` event once
+        they are on the wire, as for the call screen's key); the caller then waits for
+        the agent's answer as after a turn (going on after its patience), but owes the
+        response measures nothing (keys are no speech). A line without DTMF (refused
+        before the call by :func:`sessions.scenarios.keypad.check_keypad`, so only a call
+        built by hand gets here) logs an error and the caller goes on to its next step."""
+        e = self.e
+        send = getattr(e.line, "send_dtmf", None)
+        try:
+            if send is None:
+                raise LineError("this line carries no DTMF (keypad steps need sip:USER@HOST)")
+            send(keys)
+        except LineError as exc:
+            e.emit(
+                ErrorEvent(t=round(t, 6), where="dtmf", message=f"keys {keys} not pressed: {exc}")
+            )
+            self._caller_due = t
+            return
+        self._keys_pressed += 1
+        self._last_caller_end = round(t, 6)
 
     def _impatient(self, t: float) -> None:
         """The caller spoke and the agent has not answered for a while: go on."""
