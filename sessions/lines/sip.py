@@ -202,8 +202,12 @@ class SipLine:
             raise LineError(f"DTMF is 1 to {MAX_DTMF} of 0-9 * # A-D, got {digits[:40]!r}")
         if self.state is not LineState.OPEN:
             raise LineError(f"sip: the call to {self.target} is not connected")
-        with contextlib.suppress(queue.Full):
-            self._outbox.put(wire.frame(wire.DTMF, digits.encode("ascii")), timeout=1.0)
+        try:  # never waits: the call's frame clock may be the one asking
+            self._outbox.put_nowait(wire.frame(wire.DTMF, digits.encode("ascii")))
+        except queue.Full:
+            raise LineError(
+                f"sip: DTMF {digits} not sent: the SIP worker is behind (its pipe is full)"
+            ) from None
 
     def close(self) -> None:
         with self._lock:
@@ -395,9 +399,32 @@ class SipLine:
                 return
             self._state = state
             kind = NoticeKind.CLOSED if state is LineState.CLOSED else NoticeKind.FAILED
+            self._summarize()
             self._board.notify(kind, detail, data)
         with contextlib.suppress(queue.Full):
             self._outbox.put_nowait(None)
+
+    def _summarize(self) -> None:
+        """The line's SUMMARY notice before its last, as every line gives it, if anything
+        was held back: notices only counted, strings cut, caller frames the worker's
+        pipe could not take, agent audio beyond the playout buffer."""
+        data = self._board.counts()
+        if self.frames_dropped:
+            data["caller_frames_dropped"] = self.frames_dropped
+        if self.playout.dropped:
+            data["audio_dropped_s"] = round(self.playout.dropped / LINE_RATE, 3)
+        if not data:
+            return
+        parts = [
+            f"{data['suppressed_total']} notices only counted" if "suppressed" in data else "",
+            f"{data['truncated_texts']} texts cut" if "truncated_texts" in data else "",
+            f"{self.frames_dropped} caller frames dropped" if self.frames_dropped else "",
+            f"{data['audio_dropped_s']:.2f} s of agent audio dropped"
+            if "audio_dropped_s" in data
+            else "",
+        ]
+        detail = "held back: " + ", ".join(p for p in parts if p)
+        self._board.notify(NoticeKind.SUMMARY, detail, data)
 
     def _fail_open(self, message: str) -> NoReturn:
         message = self._board.clean(message)
