@@ -38,7 +38,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAME|PATH",
         help="a shipped scenario name or a TOML file; repeat for several (default: all shipped; "
-        "for an agent on a line, line-check)",
+        "for an agent on a line, line-check). A scenario whose caller presses keys "
+        '({ dtmf = "1#" } turns, e.g. ivr-menu) needs --agent sip:USER@HOST',
     )
     p.add_argument(
         "--alpha",
