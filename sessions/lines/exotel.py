@@ -25,25 +25,18 @@ audio is still played in the order it came, as Exotel plays it). Anything else i
 reported (bounded), never a crash.
 
 Threads, states, limits and the wording of failures are
-:class:`~sessions.lines.socket_line.SocketLine`'s, the PCM16 plumbing
-:mod:`sessions.lines.pcm`'s; this module is the protocol.
+:class:`~sessions.lines.socket_line.SocketLine`'s, the media stream's mechanics (JSON,
+base64 audio, marks) :class:`~sessions.lines.json_stream.JsonStreamLine`'s, the PCM16
+plumbing :mod:`sessions.lines.wire_audio`'s; this module is the protocol.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import math
-import threading
-import uuid
 from typing import TYPE_CHECKING, Any
 
-from sessions.lines.base import LINE_RATE, Audio, LineLimits, NoticeKind, PlayoutBuffer
-from sessions.lines.notices import check_ws_url
-from sessions.lines.pcm import Pcm16In, Pcm16Out, PlayedMarks, frame_bytes
-from sessions.lines.socket_line import SocketLine
-from sessions.redact import redact_url
+from sessions.lines.base import LineLimits, NoticeKind, PlayoutBuffer
+from sessions.lines.json_stream import JsonStreamLine, b64, new_sid, wire_number
+from sessions.lines.wire_audio import Pcm16In, WireFrames, frame_bytes
 
 if TYPE_CHECKING:
     from sessions.lines.base import Line
@@ -64,21 +57,6 @@ def make_line(spec: LineSpec, options: LineOptions) -> Line:
 
     assert spec.url is not None
     return ExotelLine(spec.url, rate=transport(spec.kind).rate_of(spec.url))
-
-
-def _sid(prefix: str) -> str:
-    return prefix + uuid.uuid4().hex
-
-
-def _number(value: Any) -> int | None:
-    """A sequence number as Exotel writes it (a digit string, or an int); else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if 0 <= value < 10**15 else None
-    if isinstance(value, str) and value.isdigit() and len(value) < 16:
-        return int(value)
-    return None
 
 
 class SequenceCheck:
@@ -126,10 +104,14 @@ class SequenceCheck:
         )
 
 
-class ExotelLine(SocketLine):
+class ExotelLine(JsonStreamLine):
     """A :class:`~sessions.lines.base.Line` to an agent behind Exotel's Voicebot applet."""
 
     name = "exotel"
+    takes = "Exotel sends text"
+    stream_field = "stream_sid"
+    stream_key = "stream_sid"
+    unknown_key = "unknown_event"
 
     def __init__(
         self,
@@ -142,63 +124,20 @@ class ExotelLine(SocketLine):
     ) -> None:
         if rate not in EXOTEL_RATES:
             raise ValueError(f"Exotel streams at 8000, 16000 or 24000 Hz, not {rate}")
-        super().__init__(redact_url(url), urls=[url], limits=limits, playout=playout)
-        self._url = url
+        self.stream_sid = new_sid("MZ")
+        super().__init__(url, stream=self.stream_sid, urls=[url], limits=limits, playout=playout)
         self.rate = rate
         self.audio_format = f"audio/pcm;rate={rate}"
         self.chunk_bytes = frame_bytes(rate, CHUNK_MS)
         self.custom_parameters = dict(custom_parameters or {})
-        self.stream_sid = _sid("MZ")
-        self.call_sid = _sid("CA")
-        self.account_sid = _sid("AC")
-
-        self._send_lock = threading.Lock()
-        self._out = Pcm16Out(rate, self.chunk_bytes)
+        self.call_sid = new_sid("CA")
+        self.account_sid = new_sid("AC")
+        self._frames = WireFrames(rate, self.chunk_bytes)
         self._in = Pcm16In(rate, self.playout, carry=False)
-        self._marks: PlayedMarks[str] = PlayedMarks(self.playout)
         self._numbers = SequenceCheck("the agent's sequence_number")
         self._chunks = SequenceCheck("the agent's media.chunk")
-
-        self.sequence = 0
-        """The last ``sequence_number`` sent."""
-        self.chunks_sent = 0
-        self.media_received = 0
         self.off_size_chunks = 0
         """Agent media payloads that were not a whole multiple of 320 bytes."""
-
-    @property
-    def bytes_received(self) -> int:
-        return self._in.bytes_received
-
-    # -- the Line protocol -------------------------------------------------------
-
-    def send(self, samples: Audio) -> None:
-        if not self.is_open:
-            return
-        with self._send_lock:
-            chunks = self._out.frames(samples)
-            if chunks:
-                self._post(("media", chunks))  # under the lock: chunks leave in order
-
-    def take(self, n: int) -> Audio:
-        out = self.playout.take(n)
-        if self._marks:
-            self._echo_marks()
-        return out
-
-    # -- SocketLine hooks ----------------------------------------------------------
-
-    def _connect(self, timeout_s: float) -> Any:
-        check_ws_url(self._url, self.name, self.target)
-        from websockets.sync.client import connect
-
-        conn = connect(self._url, close_timeout=2.0, **self.socket_options(timeout_s))
-        return conn.__enter__()  # the line closes it itself
-
-    def _handshake(self, deadline: float, timeout_s: float) -> None:
-        self._conn.send(json.dumps({"event": "connected"}))
-        self._conn.send(json.dumps(self._start_message()))
-        self._ready.set()  # Exotel speaks first and waits for nothing
 
     def _opened(self) -> None:
         self._notify(
@@ -206,32 +145,9 @@ class ExotelLine(SocketLine):
             f"connected to {self.target}; Exotel voice streaming, PCM16 {self.rate} Hz mono",
             {"stream_sid": self.stream_sid, "call_sid": self.call_sid},
         )
-        self._notify(
-            NoticeKind.FORMAT,
-            f"PCM16 little-endian {self.rate} Hz mono, base64 (stated in start)",
-            {"encoding": "pcm16", "rate": self.rate, "channels": 1, "stated": True},
+        self._format(
+            f"PCM16 little-endian {self.rate} Hz mono, base64 (stated in start)", "pcm16", self.rate
         )
-
-    def _hangup(self) -> None:
-        self._post(("stop", None))
-        self._post_stop()
-
-    def _ended(self) -> None:
-        self._marks.drop()
-
-    def _write(self, item: tuple[str, Any]) -> None:
-        kind, payload = item
-        if kind == "media":
-            for chunk in payload:
-                self._conn.send(json.dumps(self._media_message(chunk)))
-        elif kind == "mark":
-            self._conn.send(json.dumps(self._message("mark", {"mark": {"name": payload}})))
-        elif kind == "stop":
-            stop = {"call_sid": self.call_sid, "account_sid": self.account_sid}
-            self._conn.send(
-                json.dumps(self._message("stop", {"stop": {**stop, "reason": "callended"}}))
-            )
-            self._conn.close(1000, "call ended")
 
     # -- messages ------------------------------------------------------------------
 
@@ -244,7 +160,7 @@ class ExotelLine(SocketLine):
             **body,
         }
 
-    def _start_message(self) -> dict[str, Any]:
+    def _hello(self) -> list[dict[str, Any]]:
         start = {
             "stream_sid": self.stream_sid,
             "call_sid": self.call_sid,
@@ -258,68 +174,29 @@ class ExotelLine(SocketLine):
                 "bit_rate": "16",
             },
         }
-        return self._message("start", {"start": start})
+        return [{"event": "connected"}, self._message("start", {"start": start})]
 
     def _media_message(self, chunk: bytes) -> dict[str, Any]:
-        self.chunks_sent += 1
         media = {
             "chunk": str(self.chunks_sent),
             "timestamp": str((self.chunks_sent - 1) * CHUNK_MS),
-            "payload": base64.b64encode(chunk).decode("ascii"),
+            "payload": b64(chunk),
         }
         return self._message("media", {"media": media})
 
-    def _handle(self, raw: str | bytes) -> None:
-        if isinstance(raw, bytes):
-            self._error("binary", f"a binary message of {len(raw)} bytes (Exotel sends text)")
-            return
-        try:
-            message = json.loads(raw)
-        except (ValueError, RecursionError):
-            self._error("not_json", f"a message that is not JSON: {raw[:60]!r}")
-            return
-        if not isinstance(message, dict):
-            self._error("not_object", f"a JSON message that is not an object: {raw[:60]!r}")
-            return
-        event = message.get("event")
-        sid = message.get("stream_sid")
-        if sid is not None and sid != self.stream_sid and event in ("media", "mark", "clear"):
-            self._once(
-                "stream_sid",
-                NoticeKind.ERROR,
-                f"the agent's stream_sid {str(sid)[:40]!r} is not this stream's",
-                {"kind": "stream_sid", "got": str(sid)[:40]},
-            )
-        number = _number(message.get("sequence_number"))
+    def _stop(self) -> dict[str, Any]:
+        return {"call_sid": self.call_sid, "account_sid": self.account_sid, "reason": "callended"}
+
+    # -- the agent's messages ------------------------------------------------------
+
+    def _on_message(self, message: dict[str, Any], raw: str) -> None:
+        number = wire_number(message.get("sequence_number"))
         if number is not None:
             self._check(self._numbers, number)
-        if event == "media":
-            self._on_media(message)
-        elif event == "clear":
-            self._on_clear()
-        elif event == "mark":
-            self._on_mark(message)
-        elif isinstance(event, str):
-            self._error("unknown_event", f"an unknown event {event[:30]!r}", {"event": event})
-        else:
-            self._error("no_event", f"a message without an event: {raw[:60]!r}")
+        self._on_event(message, raw)
 
-    def _on_media(self, message: dict[str, Any]) -> None:
-        media = message.get("media")
-        payload = media.get("payload") if isinstance(media, dict) else None
-        if not isinstance(payload, str):
-            self._error("media_no_payload", "a media message without media.payload")
-            return
-        try:
-            data = base64.b64decode(payload, validate=True)
-        except (binascii.Error, ValueError):
-            self._error("media_base64", "a media payload that is not base64")
-            return
-        if not data:
-            self._error("media_empty", "an empty media payload")
-            return
-        assert isinstance(media, dict)
-        chunk = _number(media.get("chunk"))
+    def _check_media(self, message: dict[str, Any], data: bytes) -> None:
+        chunk = wire_number(message["media"].get("chunk"))
         if chunk is not None:
             self._check(self._chunks, chunk)
         if len(data) % CHUNK_UNIT:
@@ -327,62 +204,21 @@ class ExotelLine(SocketLine):
             self._counted(
                 "chunk_size",
                 self.off_size_chunks,
-                f"media payloads not a multiple of {CHUNK_UNIT} bytes (Exotel would play"
-                f" a gap after each); the last was {len(data)} bytes",
+                f"{self.off_size_chunks} media payloads not a multiple of {CHUNK_UNIT} bytes"
+                f" (Exotel would play a gap after each); the last was {len(data)} bytes",
             )
-        self.media_received += 1
-        if not self._in.play(data):
-            self._error(
-                "odd_bytes",
-                f"a media payload of {len(data)} bytes: its last byte is half a 16-bit"
-                " sample (dropped)",
-                {"bytes": len(data)},
-            )
-        if self._marks:
-            self._echo_marks()
 
-    def _on_clear(self) -> None:
-        seconds = self._in.clear() / LINE_RATE
-        self._notify(
-            NoticeKind.CLEAR,
-            f"the agent cleared {seconds:.2f} s of queued audio",
-            {"dropped_s": seconds, "dropped_samples": round(seconds * LINE_RATE)},
+    def _split_sample(self, data: bytes) -> None:
+        self._error(
+            "odd_bytes",
+            f"a media payload of {len(data)} bytes: its last byte is half a 16-bit"
+            " sample (dropped)",
+            {"bytes": len(data)},
         )
-        self._echo_marks(cleared=True)
-
-    def _on_mark(self, message: dict[str, Any]) -> None:
-        mark = message.get("mark")
-        name = mark.get("name") if isinstance(mark, dict) else None
-        if not isinstance(name, str):
-            self._error("mark_no_name", "a mark message without mark.name")
-            return
-        if not self._marks.add(name):
-            self._error("mark_limit", "over 256 marks wait for their audio; this one is dropped")
-            return
-        self._echo_marks()
-
-    def _echo_marks(self, *, cleared: bool = False) -> None:
-        for name in self._marks.due(cleared=cleared):
-            self._post(("mark", name))
-            how = "cleared" if cleared else "played"
-            self._notify(
-                NoticeKind.MARK,
-                f"mark {name[:80]!r} {how}",
-                {"name": name[:200], "cleared": cleared},
-            )
 
     # -- notes -----------------------------------------------------------------------
 
     def _check(self, check: SequenceCheck, n: int) -> None:
-        wrong = check.see(n)
-        if wrong is not None:
-            self._counted("sequence", check.anomalies, f"numbering anomalies; {check.summary()}")
-
-    def _counted(self, key: str, count: int, words: str) -> None:
-        """A note on the 1st, 10th, 100th... time (bounded however long the call)."""
-        if count == 1 or math.log10(count).is_integer():
-            self._notify(
-                NoticeKind.AGENT_EVENT,
-                f"{count} {words}",
-                {"kind": key, "count": count},
-            )
+        if check.see(n) is not None:
+            count = check.anomalies
+            self._counted("sequence", count, f"{count} numbering anomalies; {check.summary()}")

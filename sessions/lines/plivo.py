@@ -21,24 +21,21 @@ format is noted), ``clearAudio`` (the playout buffer is emptied at once and
 before it has played; a clear drops waiting checkpoints without one, as Plivo only
 confirms audio that was played) and ``sendDTMF`` (noted). Anything else is reported
 (bounded), never a crash.
+
+The media stream's mechanics (JSON, base64 audio, markers waiting for their audio) are
+:class:`~sessions.lines.json_stream.JsonStreamLine`'s; this module is the protocol.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import threading
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from sessions.lines.base import LINE_RATE, Audio, LineLimits, NoticeKind, PlayoutBuffer
-from sessions.lines.codec import StreamResampler, decode_ulaw, encode_ulaw
-from sessions.lines.notices import check_ws_url
-from sessions.lines.pcm import Pcm16In, Pcm16Out, PlayedMarks, frame_bytes
-from sessions.lines.socket_line import SocketLine
+from sessions.lines.base import LineLimits, NoticeKind, PlayoutBuffer
+from sessions.lines.codec import decode_ulaw, encode_ulaw
+from sessions.lines.json_stream import JsonStreamLine, WireIn, b64
 from sessions.lines.stream_query import format_params_removed, plivo_format
-from sessions.redact import redact_url
+from sessions.lines.wire_audio import G711In, Pcm16In, WireFrames, frame_bytes
 
 if TYPE_CHECKING:
     from sessions.lines.base import Line
@@ -67,33 +64,15 @@ def _describe(content_type: str, rate: int) -> str:
     return f"{content_type} ({law}) {rate} Hz mono"
 
 
-class _Player:
-    """The agent's audio in one format, decoded and resampled into the playout buffer."""
-
-    def __init__(self, content_type: str, rate: int, playout: PlayoutBuffer) -> None:
-        self.content_type = content_type
-        self.rate = rate
-        self._playout = playout
-        self._pcm = Pcm16In(rate, playout) if content_type == "audio/x-l16" else None
-        self._up = StreamResampler(rate, LINE_RATE)
-
-    def play(self, data: bytes) -> bool:
-        """Queue ``data``; False when PCM16 left half a sample over."""
-        if self._pcm is not None:
-            return self._pcm.play(data)
-        self._playout.push(self._up.process(decode_ulaw(data)))
-        return True
-
-    def reset(self) -> None:
-        if self._pcm is not None:
-            self._pcm.clear()
-        self._up.reset()
-
-
-class PlivoLine(SocketLine):
+class PlivoLine(JsonStreamLine):
     """A :class:`~sessions.lines.base.Line` to an agent behind a Plivo audio stream."""
 
     name = "plivo"
+    takes = "Plivo takes JSON"
+    stream_field = "streamId"
+    stream_key = "stream_id"
+    stream_events = None
+    mark_word = "checkpoint"
 
     def __init__(
         self,
@@ -108,69 +87,24 @@ class PlivoLine(SocketLine):
         content_type = CONTENT_TYPES.get(codec)
         if content_type is None or rate not in _RATES[content_type]:
             raise ValueError(f"Plivo streams μ-law 8 kHz or L16 8/16 kHz, not {codec} {rate}")
+        self.stream_id = str(uuid.uuid4())
         secret_parts = format_params_removed(url, "codec", "rate")
-        super().__init__(redact_url(url), urls=[secret_parts], limits=limits, playout=playout)
-        self._url = url
+        super().__init__(
+            url, stream=self.stream_id, urls=[secret_parts], limits=limits, playout=playout
+        )
         self.content_type = content_type
         self.rate = rate
         self.audio_format = f"{content_type};rate={rate}"
         self.extra_headers = extra_headers
-        self.stream_id = str(uuid.uuid4())
         self.call_id = str(uuid.uuid4())
         self.account_id = "MA" + uuid.uuid4().hex[:18].upper()
-
-        self._send_lock = threading.Lock()
         if content_type == "audio/x-l16":
-            self._out: Pcm16Out | None = Pcm16Out(rate, frame_bytes(rate, CHUNK_MS))
+            self._frames = WireFrames(rate, frame_bytes(rate, CHUNK_MS))
         else:
-            self._out = None
-            self._down = StreamResampler(LINE_RATE, rate)
-            self._pending = bytearray()
-        self._player = _Player(content_type, rate, self.playout)
-        self._checkpoints: PlayedMarks[str] = PlayedMarks(self.playout)
-
-        self.sequence = 0
-        """The last ``sequenceNumber`` sent."""
-        self.chunks_sent = 0
-        self.media_received = 0
-        """``playAudio`` messages taken."""
-        self.bytes_received = 0
-
-    # -- the Line protocol -------------------------------------------------------
-
-    def send(self, samples: Audio) -> None:
-        if not self.is_open:
-            return
-        with self._send_lock:
-            if self._out is not None:
-                chunks = self._out.frames(samples)
-            else:
-                self._pending += encode_ulaw(self._down.process(samples))
-                size = self.rate * CHUNK_MS // 1000
-                whole = len(self._pending) - len(self._pending) % size
-                chunks = [bytes(self._pending[i : i + size]) for i in range(0, whole, size)]
-                del self._pending[:whole]
-            if chunks:
-                self._post(("media", chunks))  # under the lock: chunks leave in order
-
-    def take(self, n: int) -> Audio:
-        out = self.playout.take(n)
-        if self._checkpoints:
-            self._confirm_played()
-        return out
-
-    # -- SocketLine hooks ----------------------------------------------------------
-
-    def _connect(self, timeout_s: float) -> Any:
-        check_ws_url(self._url, self.name, self.target)
-        from websockets.sync.client import connect
-
-        conn = connect(self._url, close_timeout=2.0, **self.socket_options(timeout_s))
-        return conn.__enter__()  # the line closes it itself
-
-    def _handshake(self, deadline: float, timeout_s: float) -> None:
-        self._conn.send(json.dumps(self._start_message()))
-        self._ready.set()  # Plivo speaks first and waits for nothing
+            self._frames = WireFrames(rate, rate * CHUNK_MS // 1000, encode_ulaw)
+        self._playing = (content_type, rate)
+        """The format the agent's audio is played as (its ``playAudio``'s)."""
+        self._in = self._player(content_type, rate)
 
     def _opened(self) -> None:
         described = _describe(self.content_type, self.rate)
@@ -179,30 +113,9 @@ class PlivoLine(SocketLine):
             f"connected to {self.target}; Plivo audio stream, {described}",
             {"stream_id": self.stream_id, "call_id": self.call_id},
         )
-        self._notify(
-            NoticeKind.FORMAT,
-            f"{described}, base64 (stated in start's mediaFormat)",
-            {"encoding": self.content_type, "rate": self.rate, "channels": 1, "stated": True},
+        self._format(
+            f"{described}, base64 (stated in start's mediaFormat)", self.content_type, self.rate
         )
-
-    def _hangup(self) -> None:
-        self._post(("close", None))
-        self._post_stop()
-
-    def _ended(self) -> None:
-        self._checkpoints.drop()
-
-    def _write(self, item: tuple[str, Any]) -> None:
-        kind, payload = item
-        if kind == "media":
-            for chunk in payload:
-                self._conn.send(json.dumps(self._media_message(chunk)))
-        elif kind == "played":
-            self._conn.send(json.dumps(self._message("playedStream", {"name": payload})))
-        elif kind == "cleared":
-            self._conn.send(json.dumps(self._message("clearedAudio", {})))
-        elif kind == "close":
-            self._conn.close(1000, "call ended")
 
     # -- messages ------------------------------------------------------------------
 
@@ -210,7 +123,7 @@ class PlivoLine(SocketLine):
         self.sequence += 1
         return {"event": event, "sequenceNumber": self.sequence, "streamId": self.stream_id, **body}
 
-    def _start_message(self) -> dict[str, Any]:
+    def _hello(self) -> list[dict[str, Any]]:
         start = {
             "callId": self.call_id,
             "streamId": self.stream_id,
@@ -219,44 +132,34 @@ class PlivoLine(SocketLine):
             "mediaFormat": {"encoding": self.content_type, "sampleRate": self.rate},
         }
         self.sequence += 1
-        return {
-            "event": "start",
-            "sequenceNumber": self.sequence,
-            "start": start,
-            "extra_headers": self.extra_headers,
-        }
+        return [
+            {
+                "event": "start",
+                "sequenceNumber": self.sequence,
+                "start": start,
+                "extra_headers": self.extra_headers,
+            }
+        ]
 
     def _media_message(self, chunk: bytes) -> dict[str, Any]:
-        self.chunks_sent += 1
         media = {
             "track": "inbound",
             "timestamp": str((self.chunks_sent - 1) * CHUNK_MS),
             "chunk": self.chunks_sent,
-            "payload": base64.b64encode(chunk).decode("ascii"),
+            "payload": b64(chunk),
         }
         return self._message("media", {"media": media})
 
-    def _handle(self, raw: str | bytes) -> None:
-        if isinstance(raw, bytes):
-            self._error("binary", f"a binary message of {len(raw)} bytes (Plivo takes JSON)")
-            return
-        try:
-            message = json.loads(raw)
-        except (ValueError, RecursionError):
-            self._error("not_json", f"a message that is not JSON: {raw[:60]!r}")
-            return
-        if not isinstance(message, dict):
-            self._error("not_object", f"a JSON message that is not an object: {raw[:60]!r}")
-            return
+    def _stop(self) -> None:
+        return None  # Plivo sends no stop message: the close says it
+
+    def _mark_reply(self, name: str) -> tuple[str, dict[str, Any]]:
+        return "playedStream", {"name": name}
+
+    # -- the agent's messages ------------------------------------------------------
+
+    def _on_message(self, message: dict[str, Any], raw: str) -> None:
         event = message.get("event")
-        sid = message.get("streamId")
-        if sid is not None and sid != self.stream_id:
-            self._once(
-                "stream_id",
-                NoticeKind.ERROR,
-                f"the agent's streamId {str(sid)[:40]!r} is not this stream's",
-                {"kind": "stream_id", "got": str(sid)[:40]},
-            )
         if event == "playAudio":
             self._on_play(message)
         elif event == "clearAudio":
@@ -271,41 +174,22 @@ class PlivoLine(SocketLine):
                 f"the agent sent DTMF {shown!r}",
                 {"kind": "send_dtmf", "dtmf": shown},
             )
-        elif isinstance(event, str):
-            self._error(f"event:{event[:30]}", f"an unknown event {event[:30]!r}", {"event": event})
         else:
-            self._error("no_event", f"a message without an event: {raw[:60]!r}")
+            self._unknown_event(event, raw)
 
     def _on_play(self, message: dict[str, Any]) -> None:
         media = message.get("media")
-        if not isinstance(media, dict) or not isinstance(media.get("payload"), str):
-            self._error("play_no_payload", "a playAudio message without media.payload")
+        payload = media.get("payload") if isinstance(media, dict) else None
+        # Its format is checked before its payload is decoded (and a player chosen).
+        if isinstance(media, dict) and isinstance(payload, str) and not self._play_as(media):
             return
-        player = self._player_for(media)
-        if player is None:
-            return
-        try:
-            data = base64.b64decode(media["payload"], validate=True)
-        except (binascii.Error, ValueError):
-            self._error("play_base64", "a playAudio payload that is not base64")
-            return
-        if not data:
-            self._error("play_empty", "an empty playAudio payload")
-            return
-        self.media_received += 1
-        self.bytes_received += len(data)
-        if not player.play(data):
-            self._error(
-                "odd_bytes",
-                f"an L16 payload of {len(data)} bytes: half a 16-bit sample is left over"
-                " (kept for the next payload)",
-                {"bytes": len(data)},
-            )
-        if self._checkpoints:
-            self._confirm_played()
+        data = self._payload(payload, "playAudio", "play")
+        if data is not None:
+            self._play(message, data)
 
-    def _player_for(self, media: dict[str, Any]) -> _Player | None:
-        """The player for a ``playAudio``'s stated format (a new one when it changed)."""
+    def _play_as(self, media: dict[str, Any]) -> bool:
+        """Play the agent's audio in its ``playAudio``'s stated format (a new player when
+        it changed); False (an ERROR notice) for a format Plivo does not play."""
         content_type = media.get("contentType", self.content_type)
         rate = media.get("sampleRate", self.rate)
         if isinstance(rate, str) and rate.isdigit() and len(rate) < 7:
@@ -317,28 +201,30 @@ class PlivoLine(SocketLine):
                 " Plivo does not play (audio/x-mulaw 8000, audio/x-l16 8000 or 16000); dropped",
                 {"content_type": str(content_type)[:30], "rate": str(rate)[:10]},
             )
-            return None
-        player = self._player
-        if (player.content_type, player.rate) != (content_type, rate):
-            player = self._player = _Player(content_type, rate, self.playout)
-            self._notify(
-                NoticeKind.FORMAT,
-                f"the agent plays {_describe(content_type, rate)}",
-                {"encoding": content_type, "rate": rate, "channels": 1, "stated": True},
-            )
-        return player
+            return False
+        if self._playing != (content_type, rate):
+            self._playing = (content_type, rate)
+            self._in = self._player(content_type, rate)
+            self._format(f"the agent plays {_describe(content_type, rate)}", content_type, rate)
+        return True
+
+    def _player(self, content_type: str, rate: int) -> WireIn:
+        if content_type == "audio/x-l16":
+            return Pcm16In(rate, self.playout)
+        return G711In(decode_ulaw, self.playout)
+
+    def _split_sample(self, data: bytes) -> None:
+        self._error(
+            "odd_bytes",
+            f"an L16 payload of {len(data)} bytes: half a 16-bit sample is left over"
+            " (kept for the next payload)",
+            {"bytes": len(data)},
+        )
 
     def _on_clear(self) -> None:
-        dropped = self.playout.clear()
-        self._player.reset()
-        seconds = dropped / LINE_RATE
-        self._notify(
-            NoticeKind.CLEAR,
-            f"the agent cleared {seconds:.2f} s of queued audio",
-            {"dropped_s": seconds, "dropped_samples": dropped},
-        )
-        self._post(("cleared", None))
-        for name in self._checkpoints.due(cleared=True):  # never played: no playedStream
+        self._cleared(self._in.clear())
+        self._post(("reply", ("clearedAudio", {})))
+        for name in self._marks.due(cleared=True):  # never played: no playedStream
             self._notify(
                 NoticeKind.MARK,
                 f"checkpoint {name[:80]!r} cleared before it played (no playedStream)",
@@ -350,6 +236,10 @@ class PlivoLine(SocketLine):
         if not isinstance(name, str):
             self._error("checkpoint_no_name", "a checkpoint message without a name")
             return
+        if self._keep_mark(name):
+            self._echo_marks()
+
+    def _keep_mark(self, name: str) -> bool:
         if len(name) > MAX_NAME_CHARS:
             self._error(
                 "checkpoint_too_long",
@@ -357,19 +247,10 @@ class PlivoLine(SocketLine):
                 " not confirmed",
                 {"length": len(name)},
             )
-            return
-        if not self._checkpoints.add(name):
+            return False
+        if not self._marks.add(name):
             self._error(
                 "checkpoint_limit", "over 256 checkpoints wait for their audio; one is dropped"
             )
-            return
-        self._confirm_played()
-
-    def _confirm_played(self) -> None:
-        for name in self._checkpoints.due():
-            self._post(("played", name))
-            self._notify(
-                NoticeKind.MARK,
-                f"checkpoint {name[:80]!r} played",
-                {"name": name[:200], "cleared": False},
-            )
+            return False
+        return True

@@ -12,6 +12,14 @@ A transport subclasses :class:`SocketLine` and writes only its protocol:
 - optionally :meth:`SocketLine._hangup` (say goodbye before the socket closes) and
   :meth:`SocketLine._opened` (the OPEN/FORMAT notices).
 
+A line that frames the caller's audio sets :attr:`SocketLine._frames` (a
+:class:`~sessions.lines.wire_audio.WireFrames`) and leaves ``send`` to the base, which
+queues ``("media", frames)`` for :meth:`SocketLine._write`. The base also words what
+lines say alike: :meth:`SocketLine._json_object` (a text message that must be a JSON
+object), :meth:`SocketLine._cleared` (the CLEAR notice), :meth:`SocketLine._format`
+(the FORMAT notice) and :meth:`SocketLine._counted` (a note on the 1st, 10th, 100th...
+time).
+
 The base keeps the rest the same for every line: one reader and one writer thread,
 nothing ever raised out of them; a state that moves CONNECTING → OPEN → CLOSED|FAILED
 once (the first cause is the one reported); a notice queue whose text is one line,
@@ -23,6 +31,8 @@ rule of :func:`~sessions.lines.base.is_clean_close` (an abnormal close is FAILED
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import queue
 import threading
 import time
@@ -45,12 +55,14 @@ from sessions.lines.base import (
 )
 from sessions.lines.notices import (
     NoticeBoard,
+    check_ws_url,
     close_detail,
     connect_failure,
     handshake_failure,
     size_text,
     why,
 )
+from sessions.lines.wire_audio import WireFrames
 from sessions.redact import Redactor
 
 _STOP = object()
@@ -98,6 +110,9 @@ class SocketLine:
         """Set when :meth:`open` has succeeded or failed: until then the reader holds what
         arrives after the handshake, so OPEN comes first and an early hang-up is not
         mistaken for a failed handshake."""
+        self._send_lock = threading.Lock()
+        self._frames: WireFrames | None = None
+        """The caller's audio as wire frames, for the base's :meth:`send`."""
         self._rate = ByteRate(self.limits.max_bytes_per_s)
         self.messages_dropped = 0
         """Agent messages dropped unread for going over the byte rate."""
@@ -178,7 +193,16 @@ class SocketLine:
         self._decided.set()
 
     def send(self, samples: Audio) -> None:
-        raise NotImplementedError
+        """Queue the caller's audio as :attr:`_frames` cuts it: one ``("media", frames)``
+        item, posted under the send lock so frames leave in audio order."""
+        if self._frames is None:
+            raise NotImplementedError
+        if not self.is_open:
+            return
+        with self._send_lock:
+            frames = self._frames.frames(samples)
+            if frames:
+                self._post(("media", frames))
 
     def take(self, n: int) -> Audio:
         return self.playout.take(n)
@@ -218,6 +242,57 @@ class SocketLine:
 
     def _post_stop(self) -> None:
         self._outbox.put(_STOP)
+
+    def _dial(self, url: str, timeout_s: float) -> Any:
+        """A ``websockets`` connection to ``url`` (checked first), for :meth:`_connect`."""
+        check_ws_url(url, self.name, self.target)
+        from websockets.sync.client import connect
+
+        conn = connect(url, close_timeout=2.0, **self.socket_options(timeout_s))
+        # The line closes it itself; entering says so (websockets >= 17 warns otherwise).
+        return conn.__enter__()
+
+    def _json_object(self, raw: str, what: str = "a message") -> dict[str, Any] | None:
+        """The agent's text message as a JSON object; None (an ERROR notice) if it is not."""
+        try:
+            message = json.loads(raw)
+        except (ValueError, RecursionError):
+            self._error("not_json", f"{what} that is not JSON: {raw[:60]!r}")
+            return None
+        if not isinstance(message, dict):
+            self._error("not_object", f"a JSON message that is not an object: {raw[:60]!r}")
+            return None
+        return message
+
+    def _cleared(self, dropped: int, said: str = "") -> float:
+        """The CLEAR notice for ``dropped`` samples the agent's clear (``said``: its
+        name, when the words should give it) emptied from the playout; the seconds."""
+        seconds = dropped / LINE_RATE
+        named = f" ({said})" if said else ""
+        self._notify(
+            NoticeKind.CLEAR,
+            f"the agent cleared {seconds:.2f} s of queued audio{named}",
+            {"dropped_s": seconds, "dropped_samples": dropped},
+        )
+        return seconds
+
+    def _format(self, detail: str, encoding: str, rate: int) -> None:
+        """The FORMAT notice of a mono wire format the protocol states."""
+        self._notify(
+            NoticeKind.FORMAT,
+            detail,
+            {"encoding": encoding, "rate": rate, "channels": 1, "stated": True},
+        )
+
+    def _counted(
+        self, key: str, count: int, detail: str, data: dict[str, Any] | None = None
+    ) -> None:
+        """An AGENT_EVENT note of the ``count``-th time of ``key``, given on the 1st,
+        10th, 100th... (bounded however long the call)."""
+        if count == 1 or math.log10(count).is_integer():
+            self._notify(
+                NoticeKind.AGENT_EVENT, detail, {"kind": key, "count": count, **(data or {})}
+            )
 
     def _mark_fits(self, name: str, waiting: int) -> bool:
         """Whether an agent's marker may wait for its audio (ERROR notices if not): its

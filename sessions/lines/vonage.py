@@ -25,11 +25,11 @@ plumbing are :class:`~sessions.lines.pcm.PcmLine`'s; this module is the protocol
 from __future__ import annotations
 
 import json
-import math
 from typing import TYPE_CHECKING, Any
 
 from sessions.lines.base import Audio, LineLimits, NoticeKind, PlayoutBuffer
-from sessions.lines.pcm import PcmLine, PlayedMarks
+from sessions.lines.pcm import PcmLine
+from sessions.lines.wire_audio import PlayedMarks
 
 if TYPE_CHECKING:
     from sessions.lines.base import Line
@@ -102,14 +102,14 @@ class VonageLine(PcmLine):
         if data and len(data) != self.frame_size:
             self.off_size_frames += 1
             count = self.off_size_frames
-            if count == 1 or math.log10(count).is_integer():  # 1, 10, 100, ...: bounded
-                self._notify(
-                    NoticeKind.AGENT_EVENT,
-                    f"{count} audio message{'s' if count > 1 else ''} not of 20 ms"
-                    f" ({self.frame_size} bytes); the last was {len(data)} bytes; played"
-                    " as they come",
-                    {"kind": "frame_size", "count": count, "bytes": len(data)},
-                )
+            self._counted(
+                "frame_size",
+                count,
+                f"{count} audio message{'s' if count > 1 else ''} not of 20 ms"
+                f" ({self.frame_size} bytes); the last was {len(data)} bytes; played"
+                " as they come",
+                {"bytes": len(data)},
+            )
         super()._on_audio(data)
         if self._notifies:
             self._answer_notifies()

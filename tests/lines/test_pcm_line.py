@@ -19,8 +19,9 @@ import pytest
 from sessions.lines.base import LINE_RATE, Line, LineError, LineState, NoticeKind
 from sessions.lines.codec import StreamResampler
 from sessions.lines.factory import open_line, parse_line_agent
-from sessions.lines.pcm import Pcm16Out, PcmLine, PlayedMarks
+from sessions.lines.pcm import PcmLine
 from sessions.lines.registry import line_help, transport
+from sessions.lines.wire_audio import PlayedMarks, WireFrames
 from sessions.speech.wav import float_to_pcm16, pcm16_to_float
 from tests.lines.test_twilio_line import FRAME, tone, wait_until
 from tests.lines.wire_agent import AgentCall, Notices, WireAgent, binary, sizes
@@ -211,8 +212,8 @@ def test_24k_agent_audio_is_resampled_and_secrets_stay_out() -> None:
     assert all("hunter22" not in t and "s3cr3t-t0k3n" not in t for t in texts)
 
 
-def test_pcm16_out_frames_any_input_length_in_order() -> None:
-    out = Pcm16Out(16000, 640)
+def test_pcm16_wire_frames_cut_any_input_length_in_order() -> None:
+    out = WireFrames(16000, 640)
     audio = tone(300, 0.5)
     frames: list[bytes] = []
     cuts = (1, 7, 319, 320, 321, 4000, audio.size)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sessions.lines.base import LINE_RATE, Audio, LineLimits, NoticeKind
-from sessions.lines.notices import check_ws_url
 from sessions.lines.registry import Transport
 from sessions.lines.socket_line import SocketLine
 from sessions.redact import redact_url
@@ -49,10 +48,7 @@ class ToyLine(SocketLine):
             self._post(float_to_pcm16(np.asarray(samples, dtype=np.float32)))
 
     def _connect(self, timeout_s: float) -> Any:
-        check_ws_url(self._url, self.name, self.target)
-        from websockets.sync.client import connect
-
-        return connect(self._url, close_timeout=2.0, **self.socket_options(timeout_s)).__enter__()
+        return self._dial(self._url, timeout_s)
 
     def _opened(self) -> None:
         self._notify(NoticeKind.OPEN, f"connected to {self.target}; raw PCM16")
