@@ -10,7 +10,9 @@ loads ``websockets`` or ``openai``). ``--agent`` parsing, ``is_line_agent``,
 
 A new transport is its module (a :class:`~sessions.lines.socket_line.SocketLine`
 subclass and a ``make_line(spec, options)``) plus one ``register(Transport(...))`` at
-the bottom of this file. Stdlib only.
+the bottom of this file; a WebSocket line dialled as ``KIND:ws://...`` whose module is
+``sessions/lines/KIND.py`` registers as ``register(websocket(KIND, about, audio))``.
+Stdlib only.
 """
 
 from __future__ import annotations
@@ -77,7 +79,11 @@ class Transport:
     """``module:function`` parsing ``--agent`` itself, for an address that is no URL of
     :attr:`schemes` (``sip:USER@HOST``); the module must be stdlib only."""
     shape: str = ""
-    """How ``--agent`` names it when :attr:`parser` is set ("sip:USER@HOST[:PORT]")."""
+    """How ``--agent`` names it when :attr:`parser` is set and it is no URL
+    ("sip:USER@HOST[:PORT]")."""
+    query: str = ""
+    """The URL's optional query as :attr:`form` shows it (``[?codec=PCMU|PCMA]``);
+    empty: the :attr:`rate_param`'s, if any."""
     also: tuple[str, ...] = ()
     """Other prefixes it answers to, to refuse them with the reason ("sips:")."""
     rate_param: str = ""
@@ -97,7 +103,7 @@ class Transport:
             return self.shape
         first, *others = self.schemes
         tail = "".join(f" (or {self.prefix}{s}://)" for s in others)
-        query = f"[?{self.rate_param}={self.rates[0]}]" if self.rate_param else ""
+        query = self.query or (f"[?{self.rate_param}={self.rates[0]}]" if self.rate_param else "")
         return f"{self.prefix}{first}://HOST:PORT/PATH{query}{tail}"
 
     def matches(self, agent: str) -> bool:
@@ -163,6 +169,31 @@ def register(transport: Transport) -> None:
     _TRANSPORTS[transport.kind] = transport
 
 
+def websocket(
+    kind: str,
+    about: str,
+    audio: str,
+    *,
+    parser: str = "",
+    query: str = "",
+    rate_param: str = "",
+    rates: tuple[int, ...] = (),
+) -> Transport:
+    """A WebSocket line's entry: ``--agent KIND:ws://HOST:PORT/PATH`` (or ``wss://``),
+    the line built by ``make_line`` in ``sessions/lines/KIND.py``."""
+    return Transport(
+        kind=kind,
+        about=about,
+        audio=audio,
+        builder=f"sessions.lines.{kind}:make_line",
+        prefix=f"{kind}:",
+        parser=parser,
+        query=query,
+        rate_param=rate_param,
+        rates=rates,
+    )
+
+
 def unregister(kind: str) -> None:
     _TRANSPORTS.pop(kind, None)
 
@@ -214,44 +245,30 @@ register(
         options="--base-url, --model, the key from OPENAI_API_KEY",
     )
 )
+register(websocket("twilio", "Twilio Media Streams", "μ-law 8 kHz"))
 register(
-    Transport(
-        kind="twilio",
-        about="Twilio Media Streams",
-        audio="μ-law 8 kHz",
-        builder="sessions.lines.twilio:make_line",
-        prefix="twilio:",
-    )
-)
-register(
-    Transport(
-        kind="exotel",
-        about="Exotel voice streaming",
-        audio="PCM16 8, 16 or 24 kHz",
-        builder="sessions.lines.exotel:make_line",
-        prefix="exotel:",
+    websocket(
+        "exotel",
+        "Exotel voice streaming",
+        "PCM16 8, 16 or 24 kHz",
         rate_param="sample-rate",
         rates=(8000, 16000, 24000),
     )
 )
 register(
-    Transport(
-        kind="vonage",
-        about="Vonage Voice WebSocket",
-        audio="L16 (PCM16) 16 or 8 kHz",
-        builder="sessions.lines.vonage:make_line",
-        prefix="vonage:",
+    websocket(
+        "vonage",
+        "Vonage Voice WebSocket",
+        "L16 (PCM16) 16 or 8 kHz",
         rate_param="rate",
         rates=(16000, 8000),
     )
 )
 register(
-    Transport(
-        kind="pcm",
-        about="raw PCM16 WebSocket",
-        audio="PCM16 16, 8 or 24 kHz",
-        builder="sessions.lines.pcm:make_line",
-        prefix="pcm:",
+    websocket(
+        "pcm",
+        "raw PCM16 WebSocket",
+        "PCM16 16, 8 or 24 kHz",
         rate_param="rate",
         rates=(16000, 8000, 24000),
     )
@@ -272,25 +289,21 @@ register(
     )
 )
 register(
-    Transport(
-        kind="telnyx",
-        about="Telnyx media streaming",
-        audio="PCMU or PCMA 8 kHz",
-        builder="sessions.lines.telnyx:make_line",
-        prefix="telnyx:",
+    websocket(
+        "telnyx",
+        "Telnyx media streaming",
+        "PCMU or PCMA 8 kHz",
         parser="sessions.lines.stream_query:parse_telnyx",
-        shape="telnyx:ws://HOST:PORT/PATH[?codec=PCMU|PCMA] (or telnyx:wss://)",
+        query="[?codec=PCMU|PCMA]",
     )
 )
 register(
-    Transport(
-        kind="plivo",
-        about="Plivo audio streams",
-        audio="μ-law 8 kHz or L16 8/16 kHz",
-        builder="sessions.lines.plivo:make_line",
-        prefix="plivo:",
+    websocket(
+        "plivo",
+        "Plivo audio streams",
+        "μ-law 8 kHz or L16 8/16 kHz",
         parser="sessions.lines.stream_query:parse_plivo",
-        shape="plivo:ws://HOST:PORT/PATH[?codec=mulaw|l16&rate=8000|16000] (or plivo:wss://)",
+        query="[?codec=mulaw|l16&rate=8000|16000]",
         rate_param="rate",
         rates=(8000, 16000),
     )
