@@ -69,15 +69,25 @@ def ulaw_to_pcm16(data: bytes) -> npt.NDArray[np.int16]:
     return _DECODE[np.frombuffer(data, dtype=np.uint8)]
 
 
+def _to_pcm16(samples: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
+    """Float samples in [-1, 1] (clipped) as 16-bit values, for a G.711 encoder."""
+    audio = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
+    return np.round(audio * 32767.0)
+
+
+def _to_float(pcm: npt.NDArray[np.int16]) -> Audio:
+    """A G.711 decoder's 16-bit samples as float32 in [-1, 1)."""
+    return (pcm.astype(np.float32) / 32768.0).astype(np.float32)
+
+
 def encode_ulaw(samples: npt.NDArray[Any]) -> bytes:
     """Float samples in [-1, 1] (clipped) to μ-law bytes."""
-    audio = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
-    return pcm16_to_ulaw(np.round(audio * 32767.0))
+    return pcm16_to_ulaw(_to_pcm16(samples))
 
 
 def decode_ulaw(data: bytes) -> Audio:
     """μ-law bytes to float32 samples in [-1, 1)."""
-    return (ulaw_to_pcm16(data).astype(np.float32) / 32768.0).astype(np.float32)
+    return _to_float(ulaw_to_pcm16(data))
 
 
 # -- G.711 A-law (Telnyx's PCMA, SIP) ----------------------------------------------------
@@ -124,13 +134,12 @@ def alaw_to_pcm16(data: bytes) -> npt.NDArray[np.int16]:
 
 def encode_alaw(samples: npt.NDArray[Any]) -> bytes:
     """Float samples in [-1, 1] (clipped) to A-law bytes."""
-    audio = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
-    return pcm16_to_alaw(np.round(audio * 32767.0))
+    return pcm16_to_alaw(_to_pcm16(samples))
 
 
 def decode_alaw(data: bytes) -> Audio:
     """A-law bytes to float32 samples in [-1, 1)."""
-    return (alaw_to_pcm16(data).astype(np.float32) / 32768.0).astype(np.float32)
+    return _to_float(alaw_to_pcm16(data))
 
 
 class StreamResampler:

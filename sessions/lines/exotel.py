@@ -53,10 +53,8 @@ CHUNK_UNIT = 320
 
 def make_line(spec: LineSpec, options: LineOptions) -> Line:
     """The registry's builder: ``exotel:ws://HOST:PORT/PATH[?sample-rate=8000]``."""
-    from sessions.lines.registry import transport
-
     assert spec.url is not None
-    return ExotelLine(spec.url, rate=transport(spec.kind).rate_of(spec.url))
+    return ExotelLine(spec.url, rate=spec.rate)
 
 
 class SequenceCheck:

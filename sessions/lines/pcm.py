@@ -49,10 +49,8 @@ FRAME_MS = 20
 
 def make_line(spec: LineSpec, options: LineOptions) -> Line:
     """The registry's builder: ``pcm:ws://HOST:PORT/PATH?rate=16000``."""
-    from sessions.lines.registry import transport
-
     assert spec.url is not None
-    return PcmLine(spec.url, rate=transport(spec.kind).rate_of(spec.url))
+    return PcmLine(spec.url, rate=spec.rate)
 
 
 class PcmLine(SocketLine):

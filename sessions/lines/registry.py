@@ -38,6 +38,11 @@ class LineSpec:
     url: str | None = None
     """The agent's URL, for a transport named by a prefix (twilio)."""
 
+    @property
+    def rate(self) -> int:
+        """The wire sample rate :attr:`url` names (see :meth:`Transport.rate_of`)."""
+        return transport(self.kind).rate_of(self.url or "")
+
 
 @dataclass(frozen=True)
 class LineOptions:

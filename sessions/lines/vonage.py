@@ -43,10 +43,8 @@ VONAGE_RATES = (16000, 8000)
 
 def make_line(spec: LineSpec, options: LineOptions) -> Line:
     """The registry's builder: ``vonage:ws://HOST:PORT/PATH[?rate=16000]``."""
-    from sessions.lines.registry import transport
-
     assert spec.url is not None
-    return VonageLine(spec.url, rate=transport(spec.kind).rate_of(spec.url))
+    return VonageLine(spec.url, rate=spec.rate)
 
 
 class VonageLine(PcmLine):
