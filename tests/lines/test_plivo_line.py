@@ -14,7 +14,8 @@ from sessions.lines.factory import parse_line_agent
 from sessions.lines.plivo import PlivoLine, make_line
 from sessions.lines.registry import LineOptions
 from sessions.speech.wav import float_to_pcm16, pcm16_to_float
-from tests.lines.test_twilio_line import FRAME, Notices, hold, tone, wait_until
+from tests.lines.test_twilio_line import FRAME, hold, tone, wait_until
+from tests.lines.wire_agent import Notices
 from tests.support.twilio_agent import AgentCall, TwilioAgent
 
 
@@ -37,7 +38,7 @@ def dial(url: str) -> PlivoLine:
 def test_start_is_plivos_and_caller_audio_is_20ms_mulaw_by_default() -> None:
     with TwilioAgent(hold) as agent:
         line = dial(agent.url)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         assert "audio/x-mulaw" in notices.of(NoticeKind.OPEN)[0].detail
         assert "8000 Hz" in notices.of(NoticeKind.OPEN)[0].detail
         audio = tone(440, 1.0)
@@ -81,7 +82,7 @@ def test_l16_16k_both_ways_and_the_agent_may_play_any_plivo_format() -> None:
 
     with TwilioAgent(script) as agent:
         line = dial(agent.url + "?codec=l16&rate=16000")
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         assert "L16" in notices.of(NoticeKind.OPEN)[0].detail
         audio = tone(440, 0.5)
         for i in range(0, audio.size, FRAME):
@@ -124,7 +125,7 @@ def test_checkpoint_waits_for_its_audio_and_clear_audio_is_acknowledged() -> Non
 
     with TwilioAgent(script) as agent:
         line = dial(agent.url)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         wait_until(lambda: line.media_received == 2, what="the speech")
         for _ in range(10):
             line.take(FRAME)
@@ -160,7 +161,7 @@ def test_hostile_messages_are_bounded_notices_and_the_call_goes_on() -> None:
 
     with TwilioAgent(script) as agent:
         line = dial(agent.url)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         wait_until(lambda: line.media_received == 2, what="the last playAudio")
         assert line.state is LineState.OPEN
         line.close()

@@ -21,7 +21,8 @@ from sessions.lines.factory import parse_line_agent
 from sessions.lines.registry import transport
 from sessions.lines.reorder import RESYNC, ReorderWindow
 from sessions.lines.telnyx import TelnyxLine, make_line
-from tests.lines.test_twilio_line import FRAME, Notices, hold, tone, wait_until
+from tests.lines.test_twilio_line import FRAME, hold, tone, wait_until
+from tests.lines.wire_agent import Notices
 from tests.support.twilio_agent import AgentCall, TwilioAgent
 
 
@@ -38,7 +39,7 @@ def test_handshake_media_and_stop_are_telnyxs() -> None:
     with TwilioAgent(hold) as agent:
         line = TelnyxLine(agent.url + "?codec=PCMU", custom_parameters={"scenario": "x"})
         line.open(timeout_s=5)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         assert "PCMU" in notices.of(NoticeKind.OPEN)[0].detail
         fmt = notices.of(NoticeKind.FORMAT)[0].data
         assert (fmt["encoding"], fmt["rate"], fmt["channels"]) == ("PCMU", 8000, 1)
@@ -86,7 +87,7 @@ def test_pcma_both_ways_and_the_wrong_law_is_reported_once() -> None:
         line = make_line(parse_line_agent(f"telnyx:{agent.url}?codec=pcma"), None)  # type: ignore[arg-type]
         assert isinstance(line, TelnyxLine) and line.codec == "PCMA"
         line.open(timeout_s=5)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         assert "A-law" in notices.of(NoticeKind.FORMAT)[0].detail
         audio = tone(440, 0.5)
         for i in range(0, audio.size, FRAME):
@@ -124,7 +125,7 @@ def test_clear_empties_the_buffer_and_marks_come_back_when_played_or_cleared() -
     with TwilioAgent(script) as agent:
         line = TelnyxLine(agent.url)
         line.open(timeout_s=5)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         wait_until(lambda: len(agent.calls[0].events("mark")) == 1, what="the first mark")
         wait_until(lambda: line.media_received == 2, what="the speech")
         for _ in range(10):  # 320 ms played: past the first marked 100 ms
@@ -162,7 +163,7 @@ def test_numbered_frames_play_in_number_order_and_late_ones_are_counted() -> Non
     with TwilioAgent(script) as agent:
         line = TelnyxLine(agent.url)
         line.open(timeout_s=5)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         wait_until(lambda: line.by_sequence.counts.late == 1, what="the late frame")
         assert line.media_received == len(played_order)
         played = np.concatenate([line.take(FRAME) for _ in range(12)])
@@ -216,7 +217,7 @@ def test_hostile_messages_are_bounded_notices_and_the_call_goes_on() -> None:
     with TwilioAgent(script) as agent:
         line = TelnyxLine(agent.url)
         line.open(timeout_s=5)
-        notices = Notices(line)  # type: ignore[arg-type]
+        notices = Notices(line)
         wait_until(lambda: line.media_received == 1, what="the last media")
         assert line.state is LineState.OPEN
         line.close()

@@ -11,9 +11,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from sessions.lines.base import LINE_RATE, LineError, LineNotice, LineState, NoticeKind
+from sessions.lines.base import LINE_RATE, LineError, LineState, NoticeKind
 from sessions.lines.codec import StreamResampler, decode_ulaw, encode_ulaw
 from sessions.lines.twilio import TwilioLine, looks_like_pcm16, redact_url
+from tests.lines.wire_agent import Notices
 from tests.support.twilio_agent import AgentCall, TwilioAgent
 
 FRAME = 512  # the call loop's 32 ms frame
@@ -26,26 +27,6 @@ def tone(freq: float, seconds: float, rate: int = LINE_RATE, level: float = 0.4)
 
 def ulaw_tone(seconds: float, freq: float = 300.0) -> bytes:
     return encode_ulaw(tone(freq, seconds, rate=8000))
-
-
-class Notices:
-    """Everything a line has said, gathered while waiting for something."""
-
-    def __init__(self, line: TwilioLine) -> None:
-        self.line = line
-        self.seen: list[LineNotice] = []
-
-    def of(self, kind: NoticeKind) -> list[LineNotice]:
-        self.seen += self.line.notices()
-        return [n for n in self.seen if n.kind is kind]
-
-    def wait(self, kind: NoticeKind, count: int = 1, timeout: float = 5.0) -> list[LineNotice]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(found := self.of(kind)) >= count:
-                return found
-            time.sleep(0.01)
-        raise AssertionError(f"no {kind} notice within {timeout} s; saw {self.seen}")
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:

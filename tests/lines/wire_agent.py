@@ -1,10 +1,11 @@
-"""A scripted agent for the PCM16 lines (Exotel, Vonage, raw PCM): the scripted Twilio
-agent's server (tests/support/twilio_agent.py), recording binary messages too.
+"""What the line tests share: :class:`WireAgent`, the scripted Twilio agent's server
+(tests/support/twilio_agent.py) recording binary messages too, for the PCM16 lines
+(Exotel, Vonage, raw PCM); and :class:`Notices`, what any line says while a test waits
+for something.
 
 A text message is recorded parsed (a dict, or ``{"text": raw}`` when it is not a JSON
 object); a binary one as ``{"binary": bytes}``. ``binary(call)`` joins the binary
-messages, ``sizes(call)`` lists their lengths. :class:`Notices` gathers what any line
-says while a test waits for something.
+messages, ``sizes(call)`` lists their lengths.
 """
 
 from __future__ import annotations
@@ -13,10 +14,8 @@ import json
 import time
 from typing import Any
 
-from websockets.asyncio.server import ServerConnection
-
 from sessions.lines.base import Line, LineNotice, NoticeKind
-from tests.support.twilio_agent import AgentCall, Received, TwilioAgent
+from tests.support.twilio_agent import AgentCall, TwilioAgent
 
 __all__ = ["AgentCall", "Notices", "WireAgent", "binary", "sizes", "texts"]
 
@@ -41,41 +40,17 @@ class Notices:
         raise AssertionError(f"no {kind} notice within {timeout} s; saw {self.seen}")
 
 
-def _parse(raw: str | bytes) -> dict[str, Any]:
-    if isinstance(raw, bytes):
-        return {"binary": raw}
-    try:
-        message = json.loads(raw)
-    except ValueError:
-        return {"text": raw}
-    return message if isinstance(message, dict) else {"text": raw}
-
-
 class WireAgent(TwilioAgent):
     """:class:`TwilioAgent` whose calls record binary and text messages alike."""
 
-    async def _handler(self, ws: ServerConnection) -> None:
-        import asyncio
-
-        call = AgentCall(ws)
-        self.calls.append(call)
-
-        async def reader() -> None:
-            async for raw in ws:
-                message = _parse(raw)
-                call.received.append(Received(message, time.monotonic()))
-                await call._inbox.put(message)
-
-        reading = asyncio.ensure_future(reader())
+    def parse(self, raw: str | bytes) -> dict[str, Any]:
+        if isinstance(raw, bytes):
+            return {"binary": raw}
         try:
-            await self.script(call)
-        except Exception as exc:
-            self.errors.append(exc)
-        finally:
-            try:
-                await asyncio.wait_for(reading, 2.0)
-            except (TimeoutError, Exception):
-                reading.cancel()
+            message = json.loads(raw)
+        except ValueError:
+            return {"text": raw}
+        return message if isinstance(message, dict) else {"text": raw}
 
 
 def binary(call: AgentCall) -> bytes:

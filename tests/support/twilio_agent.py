@@ -118,13 +118,18 @@ class TwilioAgent:
         headers = Headers([("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
         return Response(self.reject_status, "Rejected", headers, body)
 
+    def parse(self, raw: str | bytes) -> dict[str, Any]:
+        """A message the line sent, as recorded (Twilio's are JSON objects)."""
+        message: dict[str, Any] = json.loads(raw)
+        return message
+
     async def _handler(self, ws: ServerConnection) -> None:
         call = AgentCall(ws)
         self.calls.append(call)
 
         async def reader() -> None:
             async for raw in ws:
-                message = json.loads(raw)
+                message = self.parse(raw)
                 call.received.append(Received(message, time.monotonic()))
                 await call._inbox.put(message)
 
