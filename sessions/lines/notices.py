@@ -22,6 +22,7 @@ import socket
 import ssl
 import threading
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -165,6 +166,25 @@ class NoticeBoard:
         if self.truncated:
             out["truncated_texts"] = self.truncated
         return out
+
+    def summarize(self, dropped: Iterable[tuple[str, int | float, str]]) -> None:
+        """The line's SUMMARY notice, given before its last one if anything was held
+        back: the board's own counts plus each ``(key, amount, phrase)`` the line
+        dropped (``amount`` non-zero; ``phrase`` already holds the number, or is empty
+        for a figure that only goes in the data)."""
+        data = self.counts()
+        parts = []
+        if "suppressed" in data:
+            parts.append(f"{data['suppressed_total']} notices only counted")
+        if "truncated_texts" in data:
+            parts.append(f"{data['truncated_texts']} texts cut")
+        for key, amount, phrase in dropped:
+            if amount:
+                data[key] = amount
+                if phrase:
+                    parts.append(phrase)
+        if parts:
+            self.notify(NoticeKind.SUMMARY, "held back: " + ", ".join(parts), data)
 
     def clean(self, text: str) -> str:
         """One line, bounded, no secrets, nothing a terminal would act on."""

@@ -405,26 +405,15 @@ class SipLine:
             self._outbox.put_nowait(None)
 
     def _summarize(self) -> None:
-        """The line's SUMMARY notice before its last, as every line gives it, if anything
-        was held back: notices only counted, strings cut, caller frames the worker's
-        pipe could not take, agent audio beyond the playout buffer."""
-        data = self._board.counts()
-        if self.frames_dropped:
-            data["caller_frames_dropped"] = self.frames_dropped
-        if self.playout.dropped:
-            data["audio_dropped_s"] = round(self.playout.dropped / LINE_RATE, 3)
-        if not data:
-            return
-        parts = [
-            f"{data['suppressed_total']} notices only counted" if "suppressed" in data else "",
-            f"{data['truncated_texts']} texts cut" if "truncated_texts" in data else "",
-            f"{self.frames_dropped} caller frames dropped" if self.frames_dropped else "",
-            f"{data['audio_dropped_s']:.2f} s of agent audio dropped"
-            if "audio_dropped_s" in data
-            else "",
-        ]
-        detail = "held back: " + ", ".join(p for p in parts if p)
-        self._board.notify(NoticeKind.SUMMARY, detail, data)
+        """The summary every line gives before its last notice (see
+        :meth:`NoticeBoard.summarize`): here also caller frames the worker's pipe could
+        not take and agent audio beyond the playout buffer."""
+        audio_s = round(self.playout.dropped / LINE_RATE, 3)
+        self._board.summarize([
+            ("caller_frames_dropped", self.frames_dropped,
+             f"{self.frames_dropped} caller frames dropped"),
+            ("audio_dropped_s", audio_s, f"{audio_s:.2f} s of agent audio dropped"),
+        ])
 
     def _fail_open(self, message: str) -> NoReturn:
         message = self._board.clean(message)

@@ -431,25 +431,15 @@ class SocketLine:
         )
 
     def _summarize(self) -> None:
-        """The line's SUMMARY notice, if anything was held back: notices only counted,
-        strings cut, messages and agent audio dropped."""
-        data = self._board.counts()
-        if self.messages_dropped:
-            data["messages_dropped"] = self.messages_dropped
-            data["bytes_dropped"] = self.bytes_dropped
-        if self.playout.dropped:
-            data["audio_dropped_s"] = round(self.playout.dropped / LINE_RATE, 3)
-        if not data:
-            return
-        parts = [
-            f"{data['suppressed_total']} notices only counted" if "suppressed" in data else "",
-            f"{data['truncated_texts']} texts cut" if "truncated_texts" in data else "",
-            f"{self.messages_dropped} messages dropped" if self.messages_dropped else "",
-            f"{data['audio_dropped_s']:.2f} s of agent audio dropped"
-            if "audio_dropped_s" in data
-            else "",
-        ]
-        self._notify(NoticeKind.SUMMARY, "held back: " + ", ".join(p for p in parts if p), data)
+        """The line's SUMMARY notice (see :meth:`NoticeBoard.summarize`): here also
+        messages and agent audio dropped."""
+        audio_s = round(self.playout.dropped / LINE_RATE, 3)
+        self._board.summarize([
+            ("messages_dropped", self.messages_dropped,
+             f"{self.messages_dropped} messages dropped"),
+            ("bytes_dropped", self.bytes_dropped if self.messages_dropped else 0, ""),
+            ("audio_dropped_s", audio_s, f"{audio_s:.2f} s of agent audio dropped"),
+        ])
 
     def _too_big(self, size: int | None) -> None:
         limit = size_text(self.limits.max_message_bytes)
