@@ -103,7 +103,7 @@ class JsonStreamLine(SocketLine):
         super().__init__(redact_url(url), urls=urls, limits=limits, playout=playout)
         self._url = url
         self._stream = stream
-        self._marks: PlayedMarks[str] = PlayedMarks(self.playout)
+        self._marks: PlayedMarks[str] = PlayedMarks(self.playout, self.limits.max_marks)
         self.sequence = 0
         """The last sequence number sent."""
         self.chunks_sent = 0
@@ -270,11 +270,9 @@ class JsonStreamLine(SocketLine):
 
     def _keep_mark(self, name: str) -> bool:
         """Wait for the audio queued so far before sending ``name`` back; False (an ERROR
-        notice) when the agent has too many waiting."""
-        if not self._marks.add(name):
-            self._error("mark_limit", "over 256 marks wait for their audio; this one is dropped")
-            return False
-        return True
+        notice) when its name is too long or the agent has too many waiting (the line's
+        :class:`~sessions.lines.base.LineLimits`)."""
+        return self._mark_fits(name, len(self._marks), self.mark_word) and self._marks.add(name)
 
     def _echo_marks(self, *, cleared: bool = False) -> None:
         """Send back the markers whose audio has played (all of them on a clear)."""

@@ -48,8 +48,6 @@ CONTENT_TYPES = {"mulaw": "audio/x-mulaw", "l16": "audio/x-l16"}
 _RATES = {"audio/x-mulaw": (8000,), "audio/x-l16": (8000, 16000)}
 """The rates Plivo plays each ``contentType`` at."""
 CHUNK_MS = 20
-MAX_NAME_CHARS = 1024
-"""A longer checkpoint name is refused (an agent gone wrong), not confirmed."""
 
 
 def make_line(spec: LineSpec, options: LineOptions) -> Line:
@@ -238,19 +236,3 @@ class PlivoLine(JsonStreamLine):
             return
         if self._keep_mark(name):
             self._echo_marks()
-
-    def _keep_mark(self, name: str) -> bool:
-        if len(name) > MAX_NAME_CHARS:
-            self._error(
-                "checkpoint_too_long",
-                f"a checkpoint name of {len(name)} characters (over {MAX_NAME_CHARS});"
-                " not confirmed",
-                {"length": len(name)},
-            )
-            return False
-        if not self._marks.add(name):
-            self._error(
-                "checkpoint_limit", "over 256 checkpoints wait for their audio; one is dropped"
-            )
-            return False
-        return True

@@ -294,21 +294,22 @@ class SocketLine:
                 NoticeKind.AGENT_EVENT, detail, {"kind": key, "count": count, **(data or {})}
             )
 
-    def _mark_fits(self, name: str, waiting: int) -> bool:
-        """Whether an agent's marker may wait for its audio (ERROR notices if not): its
-        name within :attr:`LineLimits.max_mark_chars`, fewer than ``max_marks`` waiting."""
+    def _mark_fits(self, name: str, waiting: int, word: str = "mark") -> bool:
+        """Whether an agent's marker (its protocol's ``word`` for one) may wait for its
+        audio, ERROR notices ``WORD_too_long`` / ``WORD_limit`` if not: its name within
+        :attr:`LineLimits.max_mark_chars`, fewer than ``max_marks`` waiting."""
         if len(name) > self.limits.max_mark_chars:
             self._error(
-                "mark_too_long",
-                f"a mark name of {len(name)} characters (over {self.limits.max_mark_chars});"
+                f"{word}_too_long",
+                f"a {word} name of {len(name)} characters (over {self.limits.max_mark_chars});"
                 " it is not echoed",
                 {"length": len(name), "limit": self.limits.max_mark_chars},
             )
             return False
         if waiting >= self.limits.max_marks:
             self._error(
-                "mark_limit",
-                f"over {self.limits.max_marks} marks wait for their audio; this one is dropped",
+                f"{word}_limit",
+                f"over {self.limits.max_marks} {word}s wait for their audio; this one is dropped",
                 {"limit": self.limits.max_marks},
             )
             return False

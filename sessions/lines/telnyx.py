@@ -56,8 +56,6 @@ TELNYX_RATE = 8000
 CHUNK_BYTES = 160
 """One media message: 20 ms of 8 kHz G.711."""
 CHUNK_MS = 20
-MAX_MARK_CHARS = 1024
-"""A longer mark name is refused (an agent gone wrong), not echoed."""
 _SILENCE = {"PCMU": (0xFF, 0x7F, 0xFE, 0x7E), "PCMA": (0xD5, 0x55, 0xD4, 0x54)}
 """The codes of (near) digital silence in each law."""
 _LAW = {"PCMU": "μ-law", "PCMA": "A-law"}
@@ -228,16 +226,6 @@ class TelnyxLine(JsonStreamLine):
                 f" {self.codec}; it will sound distorted",
                 {"kind": "format", "expected": self.codec, "looks_like": other},
             )
-
-    def _keep_mark(self, name: str) -> bool:
-        if len(name) > MAX_MARK_CHARS:
-            self._error(
-                "mark_too_long",
-                f"a mark name of {len(name)} characters (over {MAX_MARK_CHARS}); not echoed",
-                {"length": len(name)},
-            )
-            return False
-        return super()._keep_mark(name)
 
     # -- notes -----------------------------------------------------------------------
 

@@ -73,7 +73,6 @@ class TwilioLine(JsonStreamLine):
         self.account_sid = new_sid("AC")
         self._frames = WireFrames(TWILIO_RATE, CHUNK_BYTES, encode_ulaw)
         self._in = G711In(decode_ulaw, self.playout)
-        self._marks.limit = self.limits.max_marks  # Twilio's marks are bounded by the limits
 
     def _opened(self) -> None:
         self._notify(
@@ -144,9 +143,6 @@ class TwilioLine(JsonStreamLine):
                 " like noise",
                 {"kind": "format", "expected": "audio/x-mulaw", "looks_like": "audio/l16"},
             )
-
-    def _keep_mark(self, name: str) -> bool:
-        return self._mark_fits(name, len(self._marks)) and self._marks.add(name)
 
     def _shown_mark(self, name: str) -> tuple[str, str]:
         return name, name  # whole: the limits bound its length

@@ -66,7 +66,7 @@ class VonageLine(PcmLine):
         self.content_type = f"audio/l16;rate={rate}"
         self.headers = dict(headers or {})
         """The call's custom headers, sent in ``websocket:connected``."""
-        self._notifies: PlayedMarks[Any] = PlayedMarks(self.playout)
+        self._notifies: PlayedMarks[Any] = PlayedMarks(self.playout, self.limits.max_marks)
         self.off_size_frames = 0
         """Agent audio messages that were not one 20 ms frame."""
 
@@ -121,7 +121,10 @@ class VonageLine(PcmLine):
         elif action == "notify":
             payload = message.get("payload", {})
             if not self._notifies.add(payload):
-                self._error("notify_limit", "over 256 notify actions wait for their audio; dropped")
+                self._error(
+                    "notify_limit",
+                    f"over {self.limits.max_marks} notify actions wait for their audio; dropped",
+                )
             self._answer_notifies()
         elif isinstance(action, str):
             self._error("unknown_action", f"an unknown action {action[:30]!r}", {"action": action})

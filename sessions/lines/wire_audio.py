@@ -27,7 +27,6 @@ from sessions.lines.codec import StreamResampler
 from sessions.speech.wav import float_to_pcm16, pcm16_to_float
 
 __all__ = [
-    "MAX_MARKS",
     "G711In",
     "Pcm16In",
     "PlayedMarks",
@@ -36,10 +35,6 @@ __all__ = [
     "looks_like_pcm16",
 ]
 
-RESAMPLE_SLICE = 4096
-"""Samples resampled at a time: a burst of audio never becomes one big filter matrix."""
-MAX_MARKS = 256
-"""Markers waiting for their audio to play; more is an agent gone wrong (reported)."""
 
 T = TypeVar("T")
 
@@ -137,9 +132,8 @@ class Pcm16In:
             data = self._carry + data
         whole = len(data) - len(data) % 2
         self._carry = data[whole:]
-        samples = pcm16_to_float(data[:whole])
-        for i in range(0, samples.size, RESAMPLE_SLICE):
-            self.playout.push(self._up.process(samples[i : i + RESAMPLE_SLICE]))
+        # The resampler bounds its own working memory, however long the message.
+        self.playout.push(self._up.process(pcm16_to_float(data[:whole])))
         if not self._carry:
             return True
         self.split_samples += 1
@@ -162,7 +156,7 @@ class PlayedMarks(Generic[T]):
     providers send them back when their buffer is flushed. Thread-safe.
     """
 
-    def __init__(self, playout: PlayoutBuffer, limit: int = MAX_MARKS) -> None:
+    def __init__(self, playout: PlayoutBuffer, limit: int) -> None:
         self.playout = playout
         self.limit = limit
         self._lock = threading.Lock()

@@ -177,9 +177,10 @@ def test_hostile_messages_are_bounded_and_the_call_goes_on() -> None:
         await call.send(b"binary")
         await call.send("\x1b]0;title\x07")
         await call.send(json.dumps({"no": "event"}))
+        await call.send({"event": "mark", "stream_sid": sid, "mark": {"name": "m" * 5000}})
         for _ in range(300):
             await call.send(media(sid, pcm(0.1, rate=8000)))
-            await call.send({"event": "mark", "stream_sid": sid, "mark": {"name": "m" * 5000}})
+            await call.send({"event": "mark", "stream_sid": sid, "mark": {"name": "m" * 1000}})
         await call.wait_closed()
 
     with WireAgent(script) as agent:
@@ -192,7 +193,7 @@ def test_hostile_messages_are_bounded_and_the_call_goes_on() -> None:
         kinds = {n.data["kind"] for n in errors}
         assert kinds >= {"unknown_event", "stream_sid", "media_base64", "media_no_payload",
                          "mark_no_name", "binary", "not_json", "no_event", "odd_bytes",
-                         "mark_limit"}  # fmt: skip
+                         "mark_limit", "mark_too_long"}  # fmt: skip
         assert len(errors) <= 4 * len(kinds)
         assert all(len(n.detail) <= 500 and "\x1b" not in n.detail for n in seen)
         sizes = [n for n in seen if n.kind is NoticeKind.AGENT_EVENT]
