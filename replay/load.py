@@ -18,7 +18,7 @@ the trial carries a warning.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -305,13 +305,47 @@ def _load_sidecar(p: Path, head: dict[str, Any]) -> Batch:
     return inner
 
 
+def load_one(path: Path) -> Batch | str:
+    """The trials of ``path``, or one line naming it and saying why it cannot be loaded
+    (the replay screen's loader and :func:`preflight` use the same)."""
+    try:
+        return load_path(path, skip_bad=True)
+    except LoadError as exc:
+        text = str(exc)
+    except OSError as exc:
+        text = f"{path}: cannot read: {exc.strerror or exc}"
+    return text
+
+
+def preflight(paths: Sequence[Path]) -> tuple[list[Batch | str], list[str]]:
+    """Load ``paths`` in order until one holds a call or trial: (each result so far,
+    what went wrong with each path before it). Problems and no trial in any result
+    mean that nothing can be shown: a folder whose logs are all bad counts too (its
+    skipped logs are the problems)."""
+    done: list[Batch | str] = []
+    problems: list[str] = []
+    for path in paths:
+        result = load_one(path)
+        done.append(result)
+        if isinstance(result, str):
+            problems.append(result)
+        elif result.trials:
+            break
+        else:
+            skipped = [w.removeprefix("skipped: ") for w in result.warnings]
+            problems.extend(skipped or [f"{path}: holds no call or trial"])
+    return done, problems
+
+
 __all__ = [
     "EXPECTED",
     "load_batch",
     "load_log",
     "load_log_preview",
+    "load_one",
     "load_path",
     "load_paths",
+    "preflight",
     "recent_sessions",
     "session_files",
 ]

@@ -43,7 +43,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cutin_tui.screens.replay import ReplayApp, preflight
+    from cutin_tui.screens.replay import ReplayApp
+    from replay.load import preflight
 
     paths = [Path(p) for p in args.paths]
     if args.recent < 1:

@@ -34,6 +34,7 @@ from cutin_tui.replay_nav import Position, Predicate, find, is_cut, is_failure
 from cutin_tui.turn_layout import TurnTable, format_time, judge_groups
 from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
+from replay.load import load_one
 from replay.model import Batch, Trial, Verdict
 from sessions.safe_files import clean_text, shown_name, terminal_line
 
@@ -78,41 +79,6 @@ class LoadFinished(Message):
         super().__init__()
         self.count = count
         self.looked_in = looked_in
-
-
-def load_one(path: Path) -> Batch | str:
-    """The trials of ``path``, or one line naming it and saying why it cannot be loaded
-    (the screen's loader and :func:`preflight` use the same)."""
-    from replay.errors import LoadError
-    from replay.load import load_path
-
-    try:
-        return load_path(path, skip_bad=True)
-    except LoadError as exc:
-        text = str(exc)
-    except OSError as exc:
-        text = f"{path}: cannot read: {exc.strerror or exc}"
-    return text
-
-
-def preflight(paths: Sequence[Path]) -> tuple[list[Batch | str], list[str]]:
-    """Load ``paths`` in order until one holds a call or trial: (each result so far,
-    what went wrong with each path before it). Problems and no trial in any result
-    mean that nothing can be shown: a folder whose logs are all bad counts too (its
-    skipped logs are the problems)."""
-    done: list[Batch | str] = []
-    problems: list[str] = []
-    for path in paths:
-        result = load_one(path)
-        done.append(result)
-        if isinstance(result, str):
-            problems.append(result)
-        elif result.trials:
-            break
-        else:
-            skipped = [w.removeprefix("skipped: ") for w in result.warnings]
-            problems.extend(skipped or [f"{path}: holds no call or trial"])
-    return done, problems
 
 
 class LoadProblems(Static):
@@ -673,8 +639,6 @@ __all__ = [
     "ReplayScreen",
     "TrialPreview",
     "TrialsLoaded",
-    "load_one",
     "no_device_note",
     "open_replay_screen",
-    "preflight",
 ]

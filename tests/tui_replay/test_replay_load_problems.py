@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.geometry import Region
 
-from cutin_tui.screens.replay import LoadProblems, ReplayApp, preflight
-from replay.load import load_path
+from cutin_tui.screens.replay import LoadProblems, ReplayApp
+from replay.load import load_path, preflight
 from tests.support.cli import run_cutin
 from tests.tui_replay.helpers import SIZE, NotedApp, loaded
 from tests.tui_replay.logs import write_demo_log, write_plain_log
