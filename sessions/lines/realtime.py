@@ -27,8 +27,9 @@ The threads, states, notices, limits and failure wording are
 :class:`~sessions.lines.realtime_items.AgentItems`'; this module is the protocol.
 
 The API key comes from ``api_key`` or ``OPENAI_API_KEY``. Neither it nor the user
-info or query values of ``base_url`` appear in any notice, message or
-:attr:`RealtimeLine.target` (see :mod:`sessions.redact`).
+info (nor its Basic-auth base64), query values or path parameters of ``base_url``
+appear in any notice, message or :attr:`RealtimeLine.target` (see
+:mod:`sessions.redact`).
 """
 
 from __future__ import annotations
@@ -88,7 +89,10 @@ class RealtimeLine(SocketLine):
     """A line to an OpenAI Realtime (or compatible) speech-to-speech session.
 
     ``base_url`` is the API base (``http://127.0.0.1:8000/v1`` for a local server; none:
-    the ``openai`` client's default); the socket goes to ``BASE/realtime?model=MODEL``.
+    the ``openai`` client's default); the socket goes to ``BASE/realtime?model=MODEL``,
+    dialled as the URL says: ``http://`` and ``ws://`` in the clear, ``https://`` and
+    ``wss://`` with TLS. User info in ``base_url`` is sent as HTTP Basic auth (by
+    ``websockets``) and blanked, in every spelling, from whatever the agent echoes.
     ``instructions`` (the scenario's system prompt or ``--agent-prompt``) and ``voice``
     go into the ``session.update``; ``silence_duration_ms``, ``vad_threshold`` and
     ``prefix_padding_ms`` configure the server's VAD, ``interrupt_response`` whether it
@@ -136,7 +140,11 @@ class RealtimeLine(SocketLine):
         try:
             base, query = split_query(base_url)
             self._client = openai.OpenAI(
-                api_key=self._key, base_url=base, default_query=query or None, max_retries=0
+                api_key=self._key,
+                base_url=base,
+                websocket_base_url=websocket_base(base),
+                default_query=query or None,
+                max_retries=0,
             )
             target = self._websocket_url()
         except Exception as exc:  # a malformed base URL
@@ -346,10 +354,7 @@ class RealtimeLine(SocketLine):
     # -- bookkeeping -------------------------------------------------------------------
 
     def _websocket_url(self) -> str:
-        base = str(self._client.websocket_base_url or self._client.base_url)
-        for http, ws in (("https://", "wss://"), ("http://", "ws://")):
-            if base.startswith(http):
-                base = ws + base[len(http) :]
+        base = str(self._client.websocket_base_url or websocket_base(str(self._client.base_url)))
         # Shown and logged: no user info or query of the base URL (the model is cutin's).
         return f"{public_url(base).rstrip('/')}/realtime?model={self.model}"
 
@@ -358,3 +363,16 @@ class RealtimeLine(SocketLine):
         if isinstance(audio, dict) and isinstance(audio.get("output"), dict):
             return audio["output"].get("format")
         return self.session.get("output_audio_format")
+
+
+def websocket_base(base_url: str | None) -> str | None:
+    """The socket's base for ``base_url``: what the URL says, ``ws://`` (and ``http://``)
+    dialled in the clear, ``wss://`` (and ``https://``) with TLS; None for the ``openai``
+    client's default. (Left to the client, a ``ws://`` base would be dialled with TLS.)"""
+    if base_url is None:
+        return None
+    scheme, sep, rest = base_url.partition("://")
+    dial = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(scheme.lower())
+    if not sep or dial is None:
+        raise ValueError("give http://, https://, ws:// or wss://")
+    return f"{dial}://{rest}"
