@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from sessions.agents.base import Message
 from sessions.call import CallConfig, Command, EndCall, Recorder
 from sessions.call.engine.far_end import CallVoice, RunningCall
+from sessions.call.engine.pump import Listener
 from sessions.clock import Clock, RealClock
 from sessions.log.models import EndEvent, Event
 from sessions.policies.factory import close_policy
@@ -54,16 +55,14 @@ class CallDriver:
     _end_t: float | None = None
 
     def __post_init__(self) -> None:
-        # The recorder first: an event is on disk before the screen can show it.
-        listeners = [self._record, self._enqueue]
+        # The recorder first: an event is on disk before the screen can show it. It is a
+        # listener itself, so it hears when the clock starts (the log's header, t = 0).
+        listeners: list[Listener] = [self._enqueue]
+        if self.recorder is not None:
+            listeners.insert(0, self.recorder)
         self.loop.listeners[:0] = listeners
 
     # -- the loop thread side
-
-    def _record(self, event: Event) -> None:
-        recorder = self.recorder
-        if recorder is not None and not recorder.writer.closed:
-            recorder(event)
 
     def _enqueue(self, event: Event) -> None:
         if isinstance(event, EndEvent):

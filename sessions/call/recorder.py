@@ -1,4 +1,11 @@
-"""Writes a running call to its session log."""
+"""Writes a running call to its session log.
+
+The log file is created when the call is built (so a log that cannot be created stops
+the call before it starts), and its header line is written when the call's clock
+starts (:meth:`Recorder.clock_started`), carrying that instant of t = 0: ``started_at``,
+``t0_unix``, ``t0_monotonic`` and ``clock`` (docs/log-format.md, "Aligning with your
+agent's logs"). A call that never starts still gets its header, when it is closed.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import datetime as dt
 from pathlib import Path
 
 from sessions.call.config import CallConfig
+from sessions.clock import ClockZero
 from sessions.log.models import AgentInfo, Event, Header, SpeechInfo, TendencyValues
 from sessions.log.writer import SessionWriter, new_session_id
 from sessions.version import version_string
@@ -45,12 +53,34 @@ def make_header(
     )
 
 
+def iso_utc(unix: float) -> str:
+    """``started_at``'s form: ISO-8601 UTC, rounded to the millisecond."""
+    return dt.datetime.fromtimestamp(round(unix, 3), dt.UTC).isoformat(timespec="milliseconds")
+
+
+def stamped(header: Header, zero: ClockZero) -> Header:
+    """``header`` with the instant of t = 0."""
+    return header.model_copy(
+        update={
+            "started_at": iso_utc(zero.unix),
+            "t0_unix": round(zero.unix, 6),
+            "t0_monotonic": round(zero.monotonic, 6),
+            "clock": "virtual" if zero.virtual else "real",
+        }
+    )
+
+
 class Recorder:
-    """A call-loop listener that appends every event to the log."""
+    """A call-loop listener that appends every event to the log (its header when the
+    call's clock starts: :meth:`clock_started`)."""
 
     def __init__(self, path: Path, header: Header) -> None:
-        self.writer = SessionWriter(path, header)
+        self.writer = SessionWriter(path, header, header_later=True)
         self.path = self.writer.path
+
+    def clock_started(self, zero: ClockZero) -> None:
+        """The engine's clock has started (t = 0 is ``zero``): write the header now."""
+        self.writer.write_header(stamped(self.writer.header, zero))
 
     @classmethod
     def create(

@@ -66,7 +66,17 @@ class Header(_Model):
     schema_: str = Field(default=SCHEMA, alias="schema")
     session_id: str
     started_at: str
-    """ISO-8601 wall-clock time of t = 0."""
+    """ISO-8601 wall-clock time (UTC, milliseconds) of t = 0. Logs before ``t0_unix``
+    took it when the log was created, up to a second before t = 0."""
+    t0_unix: float | None = None
+    """``time.time()`` (seconds since the epoch) at t = 0, read from the clock the call
+    runs on as it starts; None in older logs (docs/log-format.md, "Aligning")."""
+    t0_monotonic: float | None = None
+    """``time.monotonic()`` at t = 0 on the machine that ran the call (comparable only
+    with that machine's monotonic clock, before it reboots)."""
+    clock: Literal["real", "virtual"] | None = None
+    """real: ``t`` runs with the wall clock from ``t0_unix``; virtual: ``t`` is simulated
+    time (only t = 0 is an instant); None in older logs."""
     cutin_version: str = ""
     agent: AgentInfo = Field(default_factory=AgentInfo)
     scenario: str | None = None

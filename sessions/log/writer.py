@@ -60,13 +60,20 @@ def _ends_torn(path: Path) -> bool:
 
 
 class SessionWriter:
-    """Writes one session log. Safe to call from several threads."""
+    """Writes one session log. Safe to call from several threads.
 
-    def __init__(self, path: Path, header: Header, *, append: bool = False) -> None:
+    ``header_later``: the file is created now but its header line waits for
+    :meth:`write_header` (a call's header is written when its clock starts, with the
+    instant of t = 0); an event or :meth:`close` before that writes ``header`` as given."""
+
+    def __init__(
+        self, path: Path, header: Header, *, append: bool = False, header_later: bool = False
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._fh: IO[str] | None
+        self._header_due = False
         if append:
             torn = _ends_torn(self.path)
             self._fh = self.path.open("a", encoding="utf-8")
@@ -75,10 +82,29 @@ class SessionWriter:
                 self._fh.write("\n")
         else:
             self._fh = self.path.open("x", encoding="utf-8")
-            self._fh.write(dump_line(header))
-            self._fh.flush()
+            if header_later:
+                self._header_due = True
+            else:
+                self._fh.write(dump_line(header))
+                self._fh.flush()
         self.header = header
         self.count = 0
+
+    def write_header(self, header: Header) -> bool:
+        """Write the waiting header line as ``header``; False (and nothing written) when
+        the header is already in the file or the log is closed."""
+        with self._lock:
+            if self._fh is None or not self._header_due:
+                return False
+            self.header = header
+            self._put_header()
+            return True
+
+    def _put_header(self) -> None:
+        assert self._fh is not None
+        self._header_due = False
+        self._fh.write(dump_line(self.header))
+        self._fh.flush()
 
     @property
     def closed(self) -> bool:
@@ -89,6 +115,8 @@ class SessionWriter:
         with self._lock:
             if self._fh is None:
                 raise ValueError(f"session log {self.path} is closed")
+            if self._header_due:
+                self._put_header()
             self._fh.write(line)
             self._fh.flush()
             self.count += 1
@@ -99,6 +127,8 @@ class SessionWriter:
         with self._lock:
             if self._fh is None:
                 return
+            if self._header_due:
+                self._put_header()
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()

@@ -50,7 +50,7 @@ from sessions.call.engine.pump import FramePump, Listener
 from sessions.call.near_end.caller import Caller, InterruptionText
 from sessions.call.policy import PolicyDecision, TurnTakingPolicy
 from sessions.call.users import UserProvider
-from sessions.clock import Clock
+from sessions.clock import Clock, ClockZero
 from sessions.lines.base import Line
 from sessions.log.models import (
     Backchannel,
@@ -171,6 +171,7 @@ class CallEngine(FramePump, Generic[F]):
 
     def _on_realtime(self, clock: Clock) -> None:
         self._mono0 = time.monotonic() - clock.now()
+        super()._on_realtime(clock)  # t = 0 is this clock's: the log's header says when
 
     def _frame_lag(self, lag_s: float) -> None:
         super()._frame_lag(lag_s)
@@ -182,6 +183,8 @@ class CallEngine(FramePump, Generic[F]):
 
     def step(self) -> None:
         """Process the frame [t, t + frame_s)."""
+        if self.zero is None:  # the virtual clock starts with its first frame
+            self._start_clock(ClockZero.now(virtual=self.virtual))
         t = self.t
         t1 = round(t + self.config.frame_s, 9)
         far = self.far

@@ -16,7 +16,7 @@ from controls.tendencies import Tendencies
 from sessions.call.commands import Command, SetAutos, SetTendencies
 from sessions.call.config import CallConfig
 from sessions.call.engine.realtime import FrameLagStats
-from sessions.clock import Clock
+from sessions.clock import Clock, ClockZero
 from sessions.log.models import DialsChanged, Event, TendencyValues
 
 if TYPE_CHECKING:
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from sessions.call.adapt import RuleAdapter
 
 Listener = Callable[[Event], None]
+"""Gets every event of the call. A listener that also has a ``clock_started(zero)``
+method (the :class:`~sessions.call.recorder.Recorder`) is told the instant of t = 0
+(a :class:`~sessions.clock.ClockZero`) once, when the call's clock starts, before any
+event."""
 
 
 class FramePump:
@@ -41,6 +45,8 @@ class FramePump:
     """``--adapt``: the rule's thresholds follow the agent's rhythm (None: never asked for)."""
     tick_s: float = 0.008
     """Kept for far ends that declare it; the pump sleeps until the next frame is due."""
+    zero: ClockZero | None = None
+    """The instant of t = 0, once the call's clock has started (:meth:`_start_clock`)."""
 
     @property
     def ended(self) -> bool:
@@ -57,6 +63,18 @@ class FramePump:
 
     def _on_realtime(self, clock: Clock) -> None:
         """Called once before a real-time run starts."""
+        self._start_clock(ClockZero.of(clock))
+
+    def _start_clock(self, zero: ClockZero) -> None:
+        """t = 0 is ``zero``: kept, and told to the listeners that ask (the log's header
+        is written with it). Once per call; a later start changes nothing."""
+        if self.zero is not None:
+            return
+        self.zero = zero
+        for listener in list(self.listeners):
+            started = getattr(listener, "clock_started", None)
+            if callable(started):
+                started(zero)
 
     def _frame_lag(self, lag_s: float) -> None:
         """How long after it was due a frame is processed (for the lag statistics)."""
