@@ -7,16 +7,19 @@ back is the transport's job. The loop drives time: every 32 ms frame it calls
 line carries it) and :meth:`Line.take` for the agent audio to "play" in that frame.
 
 Agent audio arrives in network bursts; the transport pushes it into a
-:class:`PlayoutBuffer`, which the loop drains at real time. A ``clear`` from the agent
-(Twilio) or the server's speech-started signal (Realtime) empties it, as the real
-far end would. Everything else the line has to say comes as :class:`LineNotice`.
+:class:`PlayoutBuffer`, which the loop drains at real time, with a provider's jitter
+depth (:data:`DEFAULT_DEPTH_S`). A ``clear`` from the agent (Twilio's, Telnyx's...) or
+the server's speech-started signal (Realtime) empties it at the instant it is applied,
+as the real far end would. Everything else the line has to say comes as :class:`LineNotice`.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -158,26 +161,80 @@ def is_clean_close(code: int | None) -> bool:
     return code is not None and (code in CLEAN_CLOSE_CODES or 4000 <= code <= 4999)
 
 
+DEFAULT_DEPTH_S = 0.06
+"""The playout (jitter) buffer's depth: after running dry, the agent's next audio plays
+this long after it arrived, so delivery gaps shorter than it are never heard. 60 ms is
+the minimum of Telnyx's adaptive jitter buffer by default (60–200 ms, its SIP trunking
+docs), within Asterisk's fixed default (200 ms max) and under the ~250 ms at which
+Twilio says a conference's jitter buffer is heard as latency; docs/agent-measures.md."""
+
+
 class PlayoutBuffer:
     """Agent audio waiting to be played: pushed in bursts, taken at real time.
 
-    Thread-safe. ``take`` pads with zeros when the agent has sent nothing (an underrun is
-    the agent being silent, not an error). Counts what arrived, played and was cleared.
+    Thread-safe. Audio sits on a timeline of :data:`LINE_RATE` samples whose sample ``i``
+    plays at call time ``i / LINE_RATE``; the loop takes it a frame at a time, just after
+    the frame's end (:attr:`taken`). ``take`` pads with zeros where the agent has sent
+    nothing (an underrun is the agent being silent, not an error).
+
+    Once it :meth:`follow`\\s the call's clock (a real-time call), it plays as a
+    provider's buffer does: audio that arrives while queued audio still plays follows it
+    without a gap; audio that arrives after the queue ran dry (the start of a talkspurt,
+    or the end of a delivery stall) plays :attr:`depth_s` after it arrived, so a delivery
+    gap shorter than the depth is never heard; a :meth:`clear` takes effect at the
+    instant it is applied: what had played by then stays played (the frame in progress
+    keeps its first part), the rest is dropped. Without a clock (the virtual one) audio
+    plays from the next frame taken and a clear drops all that is queued.
+    Counts what arrived, played and was cleared.
     """
 
-    def __init__(self, max_seconds: float = 120.0) -> None:
+    def __init__(self, max_seconds: float = 120.0, depth_s: float = DEFAULT_DEPTH_S) -> None:
         self._lock = threading.Lock()
-        self._chunks: deque[Audio] = deque()
-        self._head = 0
-        """Samples of ``_chunks[0]`` already taken."""
+        self._chunks: deque[tuple[int, Audio]] = deque()
+        """(timeline position of its first sample, samples), in order, not overlapping."""
         self._buffered = 0
         self._max = int(max_seconds * LINE_RATE)
         self.max_s = max_seconds
+        self.depth_s = 0.0
+        self._depth = 0
+        self.set_depth(depth_s)
+        self._clock: Callable[[], float] | None = None
+        self.taken = 0
+        """Timeline samples handed to the loop (the next frame starts here)."""
+        self._end = 0
+        """Timeline position where the queued audio ends."""
+        self._cleared_at: int | None = None
+        """Where the last clear took effect, while no audio came after it."""
         self.received = 0
         self.played = 0
         self.cleared = 0
         self.dropped = 0
         """Samples refused because the buffer was full (an agent far ahead of real time)."""
+        self.gaps: deque[tuple[int, int]] = deque(maxlen=64)
+        """The latest gaps in delivery: (where the audio ran dry, where it went on), with
+        no clear before them (a stall, or the agent silent between turns)."""
+
+    def set_depth(self, depth_s: float) -> None:
+        """Change the jitter depth (see the class; 0 to 2 s)."""
+        if not (math.isfinite(depth_s) and 0.0 <= depth_s <= 2.0):
+            raise ValueError(f"a playout depth of {depth_s!r} s (0 to 2 s)")
+        with self._lock:
+            self.depth_s = depth_s
+            self._depth = round(depth_s * LINE_RATE)
+
+    def follow(self, clock: Callable[[], float]) -> None:
+        """Play on the call's clock (call seconds now), as a provider's buffer does."""
+        with self._lock:
+            self._clock = clock
+
+    def _now(self) -> int | None:
+        """The timeline position playing now (None without a clock); lock held."""
+        if self._clock is None:
+            return None
+        now = self._clock()
+        if not math.isfinite(now):
+            return self.taken
+        return max(self.taken, int(now * LINE_RATE))
 
     @property
     def buffered_s(self) -> float:
@@ -196,32 +253,62 @@ class PlayoutBuffer:
             if chunk.size > room:
                 self.dropped += chunk.size - room
                 chunk = chunk[:room]
-            self._chunks.append(chunk.copy())
+            now = self._now()
+            if now is None or self._end >= now:
+                start = max(self._end, self.taken)
+            else:  # it ran dry: a talkspurt or a stall, played ``depth`` after it came
+                start = now + self._depth
+                if self._cleared_at is None and self.played + self._buffered > 0:
+                    self.gaps.append((self._end, start))
+            self._cleared_at = None
+            self._chunks.append((start, chunk.copy()))
+            self._end = start + chunk.size
             self._buffered += chunk.size
 
     def take(self, n: int) -> Audio:
         out = np.zeros(n, dtype=np.float32)
         filled = 0
         with self._lock:
-            while filled < n and self._chunks:
-                head = self._chunks[0]
-                k = min(n - filled, head.size - self._head)
-                out[filled : filled + k] = head[self._head : self._head + k]
-                filled += k
-                self._head += k
-                if self._head >= head.size:
+            lo, hi = self.taken, self.taken + n
+            while self._chunks and self._chunks[0][0] < hi:
+                start, head = self._chunks[0]
+                a = max(start, lo)
+                b = min(start + head.size, hi)
+                out[a - lo : b - lo] = head[a - start : b - start]
+                filled += b - a
+                if start + head.size <= hi:
                     self._chunks.popleft()
-                    self._head = 0
+                else:
+                    self._chunks[0] = (hi, head[hi - start :])
+            self.taken = hi
             self._buffered -= filled
             self.played += filled
         return out
 
     def clear(self) -> int:
-        """Drop everything queued; returns how many samples were dropped."""
+        """Drop what has not played by now (everything queued, without a clock); returns
+        how many samples were dropped. :attr:`cleared_at` says where it took effect."""
         with self._lock:
-            dropped = self._buffered
-            self._chunks.clear()
-            self._head = 0
-            self._buffered = 0
+            now = self._now()
+            keep = self.taken if now is None else now
+            kept: deque[tuple[int, Audio]] = deque()
+            for start, audio in self._chunks:
+                if start < keep:
+                    kept.append((start, audio[: keep - start]))
+            self._chunks = kept
+            still = sum(a.size for _, a in kept)
+            dropped = self._buffered - still
+            self._buffered = still
+            self._end = min(self._end, keep)
+            self._cleared_at = keep
             self.cleared += dropped
         return dropped
+
+    def dry_since(self) -> int | None:
+        """Where the agent's audio ran out, if it has (by now, on the call's clock) with
+        no clear: a delivery gap in progress, or the agent done; None otherwise."""
+        with self._lock:
+            now = self._now()
+            if now is None or self._cleared_at is not None or self.played + self._buffered == 0:
+                return None
+            return self._end if self._end < now else None
