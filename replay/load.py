@@ -41,6 +41,7 @@ from sessions.log.reader import LogError, read_session
 from sessions.safe_files import (
     FileError,
     JsonSyntaxError,
+    binary_kind,
     clean_strings,
     decode_text,
     exists,
@@ -230,6 +231,9 @@ def _load_file(p: Path) -> Batch:
         raise LoadError(str(exc)) from None
     if not raw.strip():
         raise LoadError(f"{p}: empty file; {EXPECTED}")
+    kind = binary_kind(raw)
+    if kind is not None:  # one short line, whatever the file is named
+        raise LoadError(f"{p}: a binary file ({kind}), not a cutin session log or τ2-bench file")
     head = _first_line(raw, p)
     one_line = b"\n" not in raw.rstrip()
     if isinstance(head, dict) and "schema" in head:

@@ -110,16 +110,32 @@ def _cleaned(value: Any, stack: list[Any]) -> Any:
     return value
 
 
+_SEPARATORS = re.compile("[\u2028\u2029]")
+"""LINE SEPARATOR and PARAGRAPH SEPARATOR: not controls, but line breaks to
+``str.splitlines``, editors, log viewers and JavaScript (the other breaks it knows,
+VT, FF, FS/GS/RS and NEL, are C0/C1 controls that :func:`clean_text` already shows)."""
+
+
+def _one_line(text: str) -> str:
+    """Newlines as ␤, and U+2028/U+2029 as the visible escapes ``\\u2028``/``\\u2029``."""
+    text = text.replace("\n", "\u2424")
+    if _SEPARATORS.search(text):
+        text = _SEPARATORS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
 def terminal_line(text: str) -> str:
-    """One line for a terminal: :func:`clean_text`, and newlines shown as ␤."""
-    return clean_text(text).replace("\n", "\u2424")
+    """One line for a terminal: :func:`clean_text`, newlines shown as ␤ and the
+    Unicode line/paragraph separators as ``\\u2028``/``\\u2029``."""
+    return _one_line(clean_text(text))
 
 
 def shown_name(path: Path | str) -> str:
     """A file name as any output shows it (a report's ``source`` line, an error, a
-    warning): one line, nothing a terminal acts on (ESC → ␛, CR → ␍, LF → ␤, C1 and
-    undecodable bytes → U+FFFD). Only for showing: the file is opened by its real name."""
-    return clean_text(str(path).replace("\r\n", "\u240d\u2424")).replace("\n", "\u2424")
+    warning): one line, nothing a terminal acts on (ESC → ␛, CR → ␍, LF → ␤, U+2028 →
+    ``\\u2028``, C1 such as NEL and undecodable bytes → U+FFFD). Only for showing: the
+    file is opened by its real name."""
+    return _one_line(clean_text(str(path).replace("\r\n", "\u240d\u2424")))
 
 
 _INERT_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029]")

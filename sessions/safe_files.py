@@ -9,8 +9,9 @@ NaN further on:
   refused before it is opened, and files are opened non-blocking, so nothing waits
   on a writer that never comes;
 * **a size cap** (:data:`MAX_BYTES`), checked on the size and again while reading;
-* **strict UTF-8** (a UTF-8 BOM is allowed); UTF-16/32 and undecodable bytes are
-  reported with the line and column;
+* **strict UTF-8** (a UTF-8 BOM is allowed); UTF-16/32 are named as such, a binary
+  file (a PNG, gzip, zip, WAV, PDF …, or NUL bytes) is called one
+  (:func:`binary_kind`), and undecodable bytes are reported with the line and column;
 * **JSON with limits**: nesting depth (:data:`MAX_DEPTH`), integer literals of at
   most :data:`MAX_INT_DIGITS` digits, no ``NaN``/``Infinity`` and no number that
   overflows to infinity;
@@ -199,12 +200,80 @@ _BOMS = (
 )
 
 
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF87a", "GIF image"),
+    (b"GIF89a", "GIF image"),
+    (b"%PDF-", "PDF document"),
+    (b"\x1f\x8b", "gzip-compressed data: decompress it first"),
+    (b"PK\x03\x04", "zip archive"),
+    (b"PK\x05\x06", "zip archive"),
+    (b"\xfd7zXZ\x00", "xz-compressed data: decompress it first"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data: decompress it first"),
+    (b"7z\xbc\xaf\x27\x1c", "7z archive"),
+    (b"OggS", "Ogg audio"),
+    (b"fLaC", "FLAC audio"),
+    (b"\x1a\x45\xdf\xa3", "Matroska/WebM media"),
+    (b"SQLite format 3\x00", "SQLite database"),
+    (b"\x7fELF", "ELF executable"),
+)
+
+
+_RIFF = {b"WAVE": "WAV audio", b"AVI ": "AVI video", b"WEBP": "WebP image"}
+
+
+def binary_kind(raw: bytes) -> str | None:
+    """What ``raw`` (a file's first bytes or more) is when it is plainly not text: a
+    known magic number ("PNG image", "WAV audio", "gzip-compressed …"), or
+    "NUL bytes" for NULs that are not the zero half of UTF-16/32 text.
+    None for anything that may be text (then :func:`decode_text` says what is wrong)."""
+    for magic, kind in _MAGIC:
+        if raw.startswith(magic):
+            return kind
+    if raw.startswith(b"RIFF") and raw[8:12] in _RIFF:
+        return _RIFF[raw[8:12]]
+    if raw.startswith(b"BZh") and raw[4:10] == b"1AY&SY":
+        return "bzip2-compressed data: decompress it first"
+    if raw.startswith(b"ID3") and raw[3:4] in (b"\x02", b"\x03", b"\x04"):
+        return "MP3 audio"
+    if raw[4:8] == b"ftyp" and raw[:1] == b"\x00":
+        return "MP4/M4A media"
+    sample = raw[:4096]
+    if b"\x00" in sample and _utf16_guess(sample) is None:
+        return "NUL bytes"
+    return None
+
+
+def _utf16_guess(sample: bytes) -> str | None:
+    """The name "UTF-16" or "UTF-32" when the NULs of ``sample`` fall as the high bytes of mostly
+    ASCII text in that encoding (no BOM), else None."""
+    if len(sample) < 4:
+        return None
+    for width, name in ((4, "UTF-32"), (2, "UTF-16")):
+        lanes = [sample[i::width].count(0) for i in range(width)]
+        units = len(sample) // width
+        zero_lanes = sum(1 for n in lanes if n >= 0.6 * units)
+        if zero_lanes == width - 1 and min(lanes) <= 0.1 * units:
+            return name
+    return None
+
+
 def decode_text(raw: bytes, where: Path | str, *, clean: Callable[[str], str] = clean_text) -> str:
-    """Strict UTF-8 (an initial BOM is dropped), then ``clean`` (:func:`clean_text`)."""
+    """Strict UTF-8 (an initial BOM is dropped), then ``clean`` (:func:`clean_text`).
+    A binary file (:func:`binary_kind`) is refused as such, in one line."""
     where = shown_name(where)
     for bom, name in _BOMS:
         if raw.startswith(bom):
             raise FileError(f"{where}: {name} text; cutin reads UTF-8 (re-save the file as UTF-8)")
+    kind = binary_kind(raw)
+    if kind is not None:
+        raise FileError(f"{where}: a binary file ({kind}), not text; cutin reads UTF-8 text")
+    wide = _utf16_guess(raw[:4096]) if b"\x00" in raw[:4096] else None
+    if wide is not None:
+        raise FileError(
+            f"{where}: {wide} text without a BOM?; cutin reads UTF-8 (re-save the file as UTF-8)"
+        )
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:
@@ -212,12 +281,8 @@ def decode_text(raw: bytes, where: Path | str, *, clean: Callable[[str], str] = 
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        hint = ""
-        if raw[:200].count(b"\x00") > 10:
-            hint = " (NUL bytes: UTF-16 without a BOM?)"
         raise FileError(
-            f"{where}:{line}:{col}: not UTF-8 text: byte 0x{raw[exc.start]:02x} "
-            f"({exc.reason}){hint}"
+            f"{where}:{line}:{col}: not UTF-8 text: byte 0x{raw[exc.start]:02x} ({exc.reason})"
         ) from None
     return clean(text)
 
@@ -412,6 +477,7 @@ __all__ = [
     "MAX_INT_DIGITS",
     "FileError",
     "JsonSyntaxError",
+    "binary_kind",
     "check_tree",
     "clean_strings",
     "clean_text",

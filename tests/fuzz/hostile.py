@@ -89,6 +89,8 @@ NAMES = (
     "\n" + NEWLINE_MARKER,
     "\r" + NEWLINE_MARKER,
     "\r\n" + NEWLINE_MARKER,
+    "\u2028" + NEWLINE_MARKER,  # LINE SEPARATOR: a line break to str.splitlines and editors
+    "\u2029\x85" + NEWLINE_MARKER,  # PARAGRAPH SEPARATOR, NEL
     "\x9b31m\x85\x7f\x9d0;" + MARKER + "\x9c",
     f"<img src=x onerror={MARKER}()>",
     f"`](javascript:{MARKER})",
@@ -179,6 +181,7 @@ FAILURES = (
     "live-markup",
     "silent-drop",
     "bad-error",
+    "vague-binary",
 )
 
 
@@ -651,6 +654,26 @@ def m_encoding(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     return raw, codec.startswith(("utf-16", "utf-32"))
 
 
+BINARIES = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x04",
+    b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xab\xae\xe5\x02\x00",
+    b"PK\x03\x04\x14\x00\x00\x00\x08\x00",
+    b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00",
+    b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n",
+    b"\x7fELF\x02\x01\x01\x00",
+    b"SQLite format 3\x00\x10\x00",
+    b"\x01\x02\x00\x00\xf3\x00\x00\x07\x00\x00\x00" * 8,  # no magic: NULs
+)
+"""Files that are not text at all (an image, an archive, audio, a PDF, a database)."""
+
+
+def m_binary(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
+    """The file replaced by a binary one: the error must say it is a binary file."""
+    raw = rng.choice(BINARIES) + rng.randbytes(rng.choice((0, 64, 4096)))
+    _note(f"binary: {raw[:8]!r}")
+    return raw, True
+
+
 def m_empty(seed: Seed, rng: random.Random) -> tuple[bytes, bool]:
     return rng.choice(
         (b"", b"\n", b"   \n\n", b"\x00" * 64, b"\xef\xbb\xbf", b"{}", b"[]", b"null")
@@ -787,6 +810,7 @@ MUTATIONS: dict[str, Mutator] = {
     "huge-text": m_huge_text,
     "type-shape": m_type_shape,
     "id-controls": m_id_controls,
+    "binary": m_binary,
 }
 SPECIALS = ("fifo", "dev-zero", "dir", "unreadable", "dangling", "fifo-in-folder")
 LOCKS = ("locked-folder", "locked-parent", "locked-subfolder")
@@ -828,7 +852,7 @@ def _make_case(number: int, seeds: list[Seed], rng: random.Random, locks: tuple[
         elif roll < 0.65:
             mutation, (raw, breaks) = "toml", m_toml(seed, rng)
         else:
-            mutation = rng.choice(("torn", "flip", "encoding", "empty"))
+            mutation = rng.choice(("torn", "flip", "encoding", "empty", "binary"))
             raw, breaks = MUTATIONS[mutation](seed, rng)
         files = dict(seed.files)
         files[next(iter(files))] = raw
@@ -1118,7 +1142,7 @@ def _judge(case: Case, code: int | None, stdout: str, stderr: str) -> str:
         return "nan"
     if _CONTROL.search(both.replace("\n", "").replace("\t", "")):
         return "raw-control"
-    if re.search(rf"(?m)^{NEWLINE_MARKER}", both.replace("\r", "\n")):
+    if re.search(rf"(?m)^{NEWLINE_MARKER}", re.sub("[\r\u2028\u2029\x85]", "\n", both)):
         return "split-line"  # a file name's CR or LF split a line, or began a forged one
     if case.command in ("report-json", "audit-json") and code == 0:
         try:
@@ -1135,6 +1159,8 @@ def _judge(case: Case, code: int | None, stdout: str, stderr: str) -> str:
         lines = [line for line in stderr.splitlines() if line]
         if not lines or not all(line.startswith("cutin") for line in lines):
             return "bad-error"
+        if case.mutation == "binary" and "binary file (" not in stderr:
+            return "vague-binary"  # "not UTF-8 … UTF-16?" for a PNG says nothing useful
         return "clean-error"
     if code not in (0, 1):
         return "bad-error"
