@@ -105,7 +105,9 @@ def agent_choice(value: str) -> str:
             reason = str(exc).removeprefix(f"--agent {value!r}: ")
             raise argparse.ArgumentTypeError(f"{value!r}: {reason}") from None
         return value
-    raise argparse.ArgumentTypeError(f"unknown agent {value!r}; use {agent_forms()}")
+    from sessions.lines.registry import unknown_agent
+
+    raise argparse.ArgumentTypeError(unknown_agent(value, ("scripted", "openai")))
 
 
 def check_agent_key(args: argparse.Namespace) -> None:

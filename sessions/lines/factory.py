@@ -20,6 +20,7 @@ from sessions.lines.registry import (
     transport,
     transport_for,
     transports,
+    unknown_agent,
 )
 
 __all__ = [
@@ -62,7 +63,7 @@ def parse_line_agent(agent: str) -> LineSpec:
     """Parse ``--agent``; :class:`LineError` with the fix for a malformed value."""
     found = _transport_of(agent)
     if found is None:
-        raise LineError(f"--agent {agent!r}: not a line; use {agent_forms()}")
+        raise LineError(f"--agent: {unknown_agent(agent)} (every form: cutin call --help)")
     if found.prefix and not found.parser and not agent.startswith(found.prefix):  # bare URL
         agent = found.prefix + agent
     return found.parse(agent)

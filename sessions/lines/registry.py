@@ -17,8 +17,9 @@ Stdlib only.
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, urlsplit
@@ -224,6 +225,29 @@ def agent_forms() -> str:
     """``realtime or twilio:ws://HOST:PORT/PATH (or twilio:wss://)``: every line form."""
     forms = [t.form for t in transports()]
     return forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
+
+
+def _shortened(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def unknown_agent(value: str, others: Sequence[str] = ()) -> str:
+    """One short line for an ``--agent`` value that names no kind: the closest kind(s)
+    (``twillio:ws://h/`` → ``twilio:ws://h/``) or, with none close, the kinds' names;
+    the caller says where every form is listed (``cutin call --help``). ``others`` are
+    the kinds that are not lines (``scripted``, ``openai``)."""
+    lines = transports()
+    kinds = [*others, *(t.kind for t in lines)]
+    word, colon, rest = value.partition(":")
+    word = word.strip().lower()
+    close = difflib.get_close_matches(word, kinds, n=2, cutoff=0.6)
+    shown = repr(_shortened(value))
+    if not close:
+        return f"unknown agent {shown}; the kinds are {', '.join(kinds)}"
+    prefixed = {t.kind for t in lines if t.prefix}
+    guesses = [f"{k}:{rest}" if colon and k in prefixed else k for k in close]
+    said = " or ".join(repr(_shortened(g)) for g in guesses)
+    return f"unknown agent {shown}; did you mean {said}?"
 
 
 def line_help() -> str:

@@ -24,7 +24,7 @@ def test_accepted_forms(value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["twilio:ws://[::1", "twilio:wss://[fe80::1/x", "bogus", "ws://127.0.0.1:8765/", "wss://h/"],
+    ["twilio:ws://[::1", "twilio:wss://[fe80::1/x", "ws://127.0.0.1:8765/", "wss://h/"],
 )
 def test_refusals_name_the_accepted_forms_in_plain_words(value: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError) as caught:
@@ -32,6 +32,38 @@ def test_refusals_name_the_accepted_forms_in_plain_words(value: str) -> None:
     message = str(caught.value)
     assert FORMS in message and "realtime" in message
     assert "agent_choice" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("twillio:ws://127.0.0.1:8765/", "did you mean 'twilio:ws://127.0.0.1:8765/'?"),
+        ("Twilio:wss://h/", "did you mean 'twilio:wss://h/'?"),
+        ("opneai", "did you mean 'openai'?"),
+        ("realtme", "did you mean 'realtime'?"),
+        ("scripter", "did you mean 'scripted'?"),
+        ("vonnage:ws://h/", "did you mean 'vonage:ws://h/'?"),
+        ("bogus", "; the kinds are scripted, openai, realtime, twilio, "),
+        ("x" * 5000, "; the kinds are scripted, openai, "),
+    ],
+    ids=lambda v: v[:20] if isinstance(v, str) and v.startswith("x" * 20) else None,
+)
+def test_an_unknown_kind_is_one_short_line_with_the_closest_kind(value: str, said: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as caught:
+        agent_choice(value)
+    message = str(caught.value)
+    assert message.startswith("unknown agent '") and said in message, message
+    assert len(message) < 200 and "\n" not in message, message
+    assert "HOST:PORT" not in message  # the forms are in --help, not in every refusal
+
+
+def test_an_unknown_kind_on_the_command_line_points_to_help(child_env: dict[str, str]) -> None:
+    proc = run_cutin("call", "--agent", "twillio:ws://127.0.0.1:9/", env=child_env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "cutin call: argument --agent: unknown agent 'twillio:ws://127.0.0.1:9/'; did you "
+        "mean 'twilio:ws://127.0.0.1:9/'? (see 'cutin call --help')"
+    ]
 
 
 def test_a_bare_websocket_url_is_not_taken_as_twilio() -> None:
