@@ -36,7 +36,10 @@ What it does, per connection (the path must be ``/v1/realtime``):
 Fault modes: ``reject_status`` answers the upgrade with that HTTP status;
 ``answer_session_update=False`` never answers the update; ``session_update_error``
 answers it with an ``error`` event; ``drop_after_s`` aborts the TCP connection (no
-close frame) once that much answer audio was sent; :meth:`push_raw` sends any text
+close frame) once that much answer audio was sent; ``echo_auth="refuse"`` answers the
+update with an ``error`` that quotes the request's Authorization headers (a server that
+echoes credentials), ``echo_auth="call"`` sends them (and every request header) in an
+event of its own just after ``session.updated``; :meth:`push_raw` sends any text
 (malformed JSON, unknown events, an ``error``) to the live connection and
 :meth:`hangup` closes it cleanly.
 
@@ -55,7 +58,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import numpy as np
 
@@ -136,6 +139,7 @@ class RealtimeServer:
         answer_session_update: bool = True,
         session_update_error: bool = False,
         drop_after_s: float | None = None,
+        echo_auth: str | None = None,
     ) -> None:
         self.yield_to_speech = yield_to_speech
         self.speed = speed
@@ -149,6 +153,7 @@ class RealtimeServer:
         self.answer_session_update = answer_session_update
         self.session_update_error = session_update_error
         self.drop_after_s = drop_after_s
+        self.echo_auth = echo_auth
 
         self.received: list[Received] = []
         self.sent: list[Received] = []
@@ -342,9 +347,18 @@ class RealtimeServer:
         if self.session_update_error:
             await self._error("invalid_request_error", "invalid_value", "scripted session error")
             return
+        if self.echo_auth == "refuse":
+            await self._error("invalid_request_error", "invalid_auth", self._echoed_auth())
+            return
         update = event.get("session") or {}
         _merge(self.session, update)
         await self._send({"type": "session.updated", "session": self.session})
+        if self.echo_auth == "call":
+            headers = self._ws.request.headers
+            every = json.dumps(list(headers.raw_items()))
+            await self._send(
+                {"type": "debug.request", "message": self._echoed_auth(), "headers": every}
+            )
 
     def _turn_detection(self) -> dict[str, Any]:
         td = self.session.get("audio", {}).get("input", {}).get("turn_detection")
@@ -564,6 +578,12 @@ class RealtimeServer:
         await self._send(
             {"type": "error", "error": {"type": kind, "code": code, "message": message}}
         )
+
+    def _echoed_auth(self) -> str:
+        """What a misbehaving server says: the Authorization headers it got, raw and
+        percent-encoded."""
+        auth = "; ".join(self._ws.request.headers.get_all("Authorization"))
+        return f"not authorized: got {auth} (sent as {quote(auth, safe='')})"
 
     async def _send(self, event: dict[str, Any]) -> None:
         event = {"event_id": _event_id(), **event}
