@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.load import load_one
 from replay.model import Batch, Trial, Verdict
-from sessions.safe_files import clean_text, shown_name, terminal_line
+from sessions.safe_files import clean_text, is_dir, shown_name, terminal_line
 
 LOAD_GROUP = "replay-load"
 STYLES = Path(__file__).resolve().parents[1] / "styles" / "replay.tcss"
@@ -543,13 +544,33 @@ class ReplayScreen(Screen[None]):
         if not trials:
             self.app.call_from_thread(self.notify, "nothing listed to report", severity="warning")
             return
-        folder = self.reports_dir or _default_reports_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = folder / f"cutin-report-{stamp}.html"
-        path.write_text(render_html(trials), encoding="utf-8")
+        page = render_html(trials)
+        name = f"cutin-report-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.html"
+        beside = None if self.reports_dir is not None else report_folder(trials)
+        note = ""
+        if beside is not None:
+            path = beside / name
+            try:  # next to the calls' logs, where the user looks for it (never made)
+                path.write_text(page, encoding="utf-8")
+            except OSError as exc:
+                note = (
+                    f"\n{shown_folder(beside)}\nis not writable ({exc.strerror or exc}): "
+                    "written to the cache folder"
+                )
+                beside = None
+        if beside is None:
+            path = _write_page((self.reports_dir or _default_reports_dir()) / name, page)
+        calls = f"{len(trials)} call" + ("" if len(trials) == 1 else "s")
+        # The file name on a line of its own and the folder on the next: a toast wraps
+        # a long path anywhere, which broke the name in two.
+        folder = shown_folder(path.parent, TOAST_COLUMNS - len("in "))
+        message = f"{shown_name(path.name)}\nin {folder}\n({calls}){note}"
         self.app.call_from_thread(
-            self.notify, f"{len(trials)} calls → {path}", title="report written"
+            self.notify,
+            message,
+            title="report written",
+            severity="warning" if note else "information",
+            markup=False,
         )
         if open_it:
             self.app.call_from_thread(self.app.open_url, path.resolve().as_uri())
@@ -598,6 +619,47 @@ def _default_reports_dir() -> Path:
     from sessions.settings import Settings
 
     return Settings().cache_dir / "reports"
+
+
+def report_folder(trials: Sequence[Trial]) -> Path | None:
+    """Where the replay's report of ``trials`` goes: the folder of their logs (or τ2
+    files), the folder holding all of them when they come from several; None when no
+    trial names a file."""
+    folders = []
+    for trial in trials:
+        if trial.source:
+            source = Path(trial.source)
+            folders.append(source if is_dir(source) else source.parent)
+    if not folders:
+        return None
+    try:
+        return Path(os.path.commonpath([f.absolute() for f in folders]))
+    except ValueError:  # nothing in common (different drives)
+        return folders[0]
+
+
+def _write_page(path: Path, page: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+TOAST_COLUMNS = 34
+"""What a toast holds on a line in an 80-column terminal (its width is half the screen)."""
+
+
+def shown_folder(folder: Path, width: int = TOAST_COLUMNS) -> str:
+    """``folder`` as a toast shows it: inert, the home folder as ``~``, broken into
+    lines of at most ``width`` after a ``/`` (a toast would break a name anywhere);
+    only a single folder name longer than ``width`` is left to wrap."""
+    full, home = folder.absolute(), Path.home()
+    text = shown_name(Path("~") / full.relative_to(home) if full.is_relative_to(home) else full)
+    lines = [""]
+    for part in re.findall(r"[^/]*/|[^/]+$", text):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
 
 
 class ReplayApp(App[None]):

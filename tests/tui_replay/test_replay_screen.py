@@ -9,7 +9,7 @@ import pytest
 from textual.app import App
 from textual.worker import WorkerState
 
-from cutin_tui.screens.replay import ReplayApp
+from cutin_tui.screens.replay import TOAST_COLUMNS, ReplayApp, shown_folder
 from cutin_tui.turn_layout import TurnTable
 from cutin_tui.widgets.turn_view import TurnView
 from replay.load import load_batch, load_log
@@ -301,7 +301,11 @@ async def test_r_writes_an_html_report_of_the_listed_calls(demo_log: Path, tmp_p
         assert len(written) == 1
         page = written[0].read_text(encoding="utf-8")
         assert "demo01" in page and "▌cut" in page
-        assert any(str(written[0]) in n[2] for n in app.notes)
+        assert (
+            "information",
+            "report written",
+            f"{written[0].name}\nin {shown_folder(reports, TOAST_COLUMNS - 3)}\n(1 call)",
+        ) in app.notes
 
 
 async def test_running_the_rule_judge_adds_the_rules_column(tau2_airline: Path) -> None:
