@@ -3,8 +3,8 @@
 A transport subclasses :class:`SocketLine` and writes only its protocol:
 
 - :meth:`SocketLine._connect` opens the socket (a ``websockets`` sync connection, or
-  one that wraps it, as the ``openai`` client's does) with ``max_size`` set to
-  :func:`SocketLine.socket_options`;
+  one that wraps it, as the ``openai`` client's does) with the options of
+  :func:`SocketLine.socket_options` (its ``max_size``);
 - :meth:`SocketLine._handshake` says hello and waits for the agent if it must;
 - :meth:`SocketLine._handle` takes one message from the agent (on the reader thread);
 - :meth:`SocketLine._write` sends one item queued with :meth:`SocketLine._post` (on the
@@ -67,6 +67,11 @@ from sessions.redact import Redactor
 
 _STOP = object()
 """Ends the writer thread."""
+
+WIRE_ALLOWANCE = 2
+"""The socket's own cap, in ``max_message_bytes``: room for a message within the limit
+that deflates to more than it is (any real compressor stays far within 2×); bigger
+frames are refused unread, bigger inflating stopped."""
 
 
 class SocketLine:
@@ -151,9 +156,15 @@ class SocketLine:
         """The line reached CLOSED or FAILED (any thread): drop what waits on it."""
 
     def socket_options(self, timeout_s: float) -> dict[str, Any]:
-        """Options for ``websockets``' ``connect``: the per-message cap is enforced by the
-        socket itself, which refuses a bigger frame before reading its payload."""
-        return {"open_timeout": timeout_s, "max_size": self.limits.max_message_bytes}
+        """Options for ``websockets``' ``connect``. Its ``max_size`` caps both a frame as
+        it comes (refused before its payload is read) and, with permessage-deflate, what
+        the frame inflates to; but a message of at most ``max_message_bytes`` can come
+        in a bigger deflated frame (random bytes grow by a few KiB). So the socket is
+        given :data:`WIRE_ALLOWANCE` times the limit, which bounds both the frame read
+        and the inflating, and :meth:`_admit` holds the message itself, as the agent
+        sent it (decompressed), to ``max_message_bytes`` exactly."""
+        wire = self.limits.max_message_bytes * WIRE_ALLOWANCE
+        return {"open_timeout": timeout_s, "max_size": wire}
 
     # -- the Line protocol ---------------------------------------------------------------
 
@@ -353,10 +364,15 @@ class SocketLine:
             if thread.name.endswith(role) and thread is not current and thread.is_alive():
                 thread.join(timeout=timeout_s)
 
-    def _close_socket(self) -> None:
+    def _close_socket(self, code: int = 1000, reason: str = "") -> None:
         if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
+            try:
+                self._conn.close(code=code, reason=reason)
+            except TypeError:  # a connection whose close takes no code
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+            except Exception:
+                pass
 
     def _read_loop(self) -> None:
         try:
@@ -403,9 +419,11 @@ class SocketLine:
     def _admit(self, raw: str | bytes) -> bool:
         """Whether a message fits the limits; those over them are dropped unread."""
         size = len(raw)
-        if size > self.limits.max_message_bytes:  # a socket that could not cap it itself
+        if isinstance(raw, str) and size * 4 > self.limits.max_message_bytes:
+            size = len(raw.encode("utf-8", "surrogatepass"))  # as it came: UTF-8 bytes
+        if size > self.limits.max_message_bytes:  # within the socket's wire allowance
             self._too_big(size)
-            self._close_socket()
+            self._close_socket(1009, "message too big")
             return False
         if self._rate.admit(size, time.monotonic()):
             return True

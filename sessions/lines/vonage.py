@@ -15,7 +15,11 @@ text commands:
   ``clear`` in the log) and cutin answers ``{"event": "websocket:cleared"}``;
 - ``{"action": "notify", "payload": {...}}``: answered with ``{"event":
   "websocket:notify", "payload": {...}}`` once the audio sent before it has played (or
-  was cleared), Vonage's equivalent of a mark.
+  was cleared), Vonage's equivalent of a mark. A payload is kept as its compact JSON
+  text, bounded like a mark's name (:meth:`SocketLine._mark_fits`): one over
+  ``max_mark_chars`` characters is refused (``notify_too_long``, not echoed), and at
+  most ``max_marks`` wait at once (``notify_limit``), so waiting payloads hold at most
+  ``max_marks × max_mark_chars`` characters (256 KiB by default) however they nest.
 
 Anything else is reported (bounded), never a crash. A hang-up closes the socket (code
 1000), as Vonage does when the call ends. Binary audio, the socket and the byte
@@ -66,7 +70,9 @@ class VonageLine(PcmLine):
         self.content_type = f"audio/l16;rate={rate}"
         self.headers = dict(headers or {})
         """The call's custom headers, sent in ``websocket:connected``."""
-        self._notifies: PlayedMarks[Any] = PlayedMarks(self.playout, self.limits.max_marks)
+        self._notifies: PlayedMarks[str] = PlayedMarks(self.playout, self.limits.max_marks)
+        """Waiting payloads as their compact JSON text (never the parsed object: a 1 MB
+        ``[[],[],…]`` is 16 MB of Python lists)."""
         self.off_size_frames = 0
         """Agent audio messages that were not one 20 ms frame."""
 
@@ -119,12 +125,9 @@ class VonageLine(PcmLine):
             self._post(("text", {"event": "websocket:cleared"}))
             self._answer_notifies(cleared=True)
         elif action == "notify":
-            payload = message.get("payload", {})
-            if not self._notifies.add(payload):
-                self._error(
-                    "notify_limit",
-                    f"over {self.limits.max_marks} notify actions wait for their audio; dropped",
-                )
+            text = _compact(message.get("payload", {}), self.limits.max_mark_chars)
+            if self._mark_fits(text, len(self._notifies), "notify"):
+                self._notifies.add(text)
             self._answer_notifies()
         elif isinstance(action, str):
             self._error("unknown_action", f"an unknown action {action[:30]!r}", {"action": action})
@@ -132,7 +135,8 @@ class VonageLine(PcmLine):
             self._error("no_action", f"a text message without an action: {raw[:60]!r}")
 
     def _answer_notifies(self, *, cleared: bool = False) -> None:
-        for payload in self._notifies.due(cleared=cleared):
+        for text in self._notifies.due(cleared=cleared):
+            payload = json.loads(text)
             self._post(("text", {"event": "websocket:notify", "payload": payload}))
             shown = json.dumps(payload)[:80]
             how = "cleared" if cleared else "played"
@@ -141,3 +145,13 @@ class VonageLine(PcmLine):
                 f"notify {shown} {how}",
                 {"name": shown, "cleared": cleared},
             )
+
+
+def _compact(payload: Any, limit: int) -> str:
+    """``payload`` as compact JSON text (at most the 1 MiB message it came in, for a
+    moment); one that cannot be written back is a string just over ``limit``, so that
+    it is refused like one too long."""
+    try:
+        return json.dumps(payload, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError):
+        return "?" * (limit + 1)

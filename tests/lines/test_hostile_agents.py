@@ -618,3 +618,116 @@ def test_cutin_call_exits_1_when_its_line_closes_abnormally(
     tail = out.decode("utf-8", "replace").rpartition("\x1b")[2]  # after the app's own last
     assert "cutin call: the line to the agent failed" in tail
     assert not [s for s in log_strings(log) if raw_controls(s)]
+
+
+# ---- the 1 MiB rule counts the message, not its deflated frame ----------------------------
+
+
+def _one_binary_message(size: int, compression: str | None) -> tuple[list[LineNotice], Any]:
+    """A Vonage line to an agent (``compression``: permessage-deflate or none) that
+    sends one binary message of ``size`` random (incompressible) bytes, then holds."""
+    payload = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
+    negotiated: list[Any] = []
+
+    def handler(ws: ServerConnection) -> None:
+        negotiated.extend(ws.protocol.extensions)
+        try:
+            ws.recv(timeout=5)  # websocket:connected
+            ws.send(payload)
+            ws.recv(timeout=10)  # until the line hangs up (or drops the line)
+        except Exception:
+            pass
+
+    from sessions.lines.vonage import VonageLine
+
+    with serve(handler, "127.0.0.1", 0, compression=compression, max_size=None) as server:
+        import threading
+
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.socket.getsockname()[1]
+        line = VonageLine(f"ws://127.0.0.1:{port}/socket")
+        line.open(timeout_s=5)
+        seen: list[LineNotice] = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and line.playout.received == 0:
+            seen += line.notices()
+            if any(n.kind is NoticeKind.FAILED for n in seen):
+                break
+            time.sleep(0.02)
+        line.close()
+        seen += line.notices()
+        server.shutdown()
+    return seen, (negotiated, line)
+
+
+@pytest.mark.parametrize("compression", ["deflate", None])
+def test_a_message_of_1_mib_minus_2_passes_even_in_a_bigger_deflated_frame(
+    compression: str | None,
+) -> None:
+    """The finding: 1,048,574 random bytes deflate to a 1,051,125-byte frame, which the
+    socket refused (1009) though the message is within 1 MiB. The message is counted
+    as sent, so it plays; compressed (negotiated, checked) or not."""
+    size = (1 << 20) - 2
+    seen, (negotiated, line) = _one_binary_message(size, compression)
+    assert bool(negotiated) == (compression == "deflate")
+    assert not [n for n in seen if n.kind in (NoticeKind.FAILED, NoticeKind.ERROR)], seen
+    assert line.playout.received == size // 2  # every sample, at 16 kHz
+
+
+@pytest.mark.parametrize("compression", ["deflate", None])
+def test_a_message_of_1_mib_plus_1_fails_compressed_or_not(compression: str | None) -> None:
+    seen, (negotiated, line) = _one_binary_message((1 << 20) + 1, compression)
+    assert bool(negotiated) == (compression == "deflate")
+    failed = next(n for n in seen if n.kind is NoticeKind.FAILED)
+    assert failed.data["code"] == 1009 and "1 MiB" in failed.detail
+    assert line.playout.received == 0
+
+
+# ---- Vonage: notify payloads are bounded like mark names ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vonage_notify_run(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Run:
+    """A Vonage agent that queues 30 s of audio, then sends 36 ``notify`` actions whose
+    payloads are ~1 MB of ``[[],[],…]`` (21 MB each once parsed), four a second, under
+    the 4 MiB/s budget; then one small notify, then hangs up (1000). The finding: every
+    payload kept whole, one call at 4.0 GB in 53 s."""
+    from tests.lines.wire_agent import WireAgent
+
+    flood = json.dumps({"action": "notify", "payload": [[]] * 346_000}, separators=(",", ":"))
+    audio = (np.sin(np.arange(16_000 * 30) / 4) * 8000).astype("<i2").tobytes()
+
+    async def script(call: AgentCall) -> None:
+        await call.expect("websocket:connected", timeout=60)
+        for i in range(0, len(audio), 64_000):
+            await call.send(audio[i : i + 64_000])
+        await asyncio.sleep(1.1)
+        for _ in range(9):
+            for _ in range(4):
+                await call.send(flood)
+            await asyncio.sleep(1.05)
+        await call.send(json.dumps({"action": "notify", "payload": {"small": True}}))
+        await asyncio.sleep(1.0)
+        await call.ws.close(1000, "bye")
+
+    with WireAgent(script) as agent:
+        out = tmp_path_factory.mktemp("vonage_notify")
+        return _simulate(f"vonage:{agent.url}", out, env, 60.0)
+
+
+def test_a_vonage_notify_flood_keeps_no_payload_whole(
+    vonage_notify_run: Run, calm_run: Run
+) -> None:
+    """36 payloads of 1 MB (756 MB kept, before): each over ``max_mark_chars`` is refused
+    (``notify_too_long``, three errors then counted), none is rate-dropped, and cutin's
+    peak stays near a calm call's and under 600 MB."""
+    run = vonage_notify_run
+    too_long = [e for e in run.of("line", "error") if e["data"].get("kind") == "notify_too_long"]
+    assert len(too_long) == ERRORS_PER_KIND + 1, run.of("line", "error")
+    (summary,) = run.of("line", "summary")
+    assert summary["data"]["suppressed"]["error:notify_too_long"] == 36 - ERRORS_PER_KIND
+    assert "messages_dropped" not in summary["data"]  # each one was read and refused
+    assert run.events[-1]["reason"] == "agent_hangup", run.of("line", "failed")
+    peak, calm = run.measured.peak_mb, calm_run.measured.peak_mb
+    assert peak - calm < 100 and peak < 600, f"notify flood {peak:.0f} MB, calm {calm:.0f} MB"
+    assert run.log.stat().st_size < 400_000
