@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sessions.log.models import LAG_LIMIT_S, EndEvent, ErrorEvent, Event, FrameLag
+from sessions.log.models import LAG_LIMIT_S, EndEvent, ErrorEvent, Event, FrameLag, LineEvent
 from sessions.log.realized import RealizedCounter
 
 RATE_JITTER_DEFAULT = 0.05
@@ -172,6 +172,9 @@ class CallTally:
     end_reason: str | None = None
     frame_lag: FrameLag | None = None
     """A real-time call's frame lag, from its end event (None on the virtual clock)."""
+    no_responses: int = 0
+    """``line`` events of kind ``no_response`` (the agent did not answer in time); in a
+    lagged call they may be this machine's lag, and the report says so."""
     _counter: RealizedCounter = field(default_factory=RealizedCounter, repr=False, compare=False)
 
     @property
@@ -191,6 +194,8 @@ class CallTally:
         elif isinstance(event, EndEvent):
             self.end_reason = event.reason
             self.frame_lag = event.frame_lag
+        elif isinstance(event, LineEvent) and event.kind == "no_response":
+            self.no_responses += 1
 
     @property
     def lagged(self) -> bool:

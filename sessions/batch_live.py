@@ -109,32 +109,54 @@ class CallState:
     backchannels: int
     lag_p99_s: float | None
     """Its frame lag so far (None: not real time)."""
+    age: float = 0.0
+    """Wall seconds since it was started (the ETA's measure of what it has done)."""
 
 
 class BatchBoard:
-    """What is running now, for a progress display on another thread (snapshot reads)."""
+    """What is running now, for a progress display on another thread (snapshot reads),
+    how long the calls that ended took (its ETA), and the calls a stop filed."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running: dict[str, tuple[_Live | None, float]] = {}
+        self._took: list[float] = []
+        self.peak = 0
+        """The most calls seen running at once (the batch's parallelism, for the ETA)."""
+        self.stopped: list[CallOutcome] = []
+        """Calls a Ctrl-C hung up mid-call and filed as ``.failed`` (no outcome was
+        yielded for them: the batch was stopped)."""
 
     def _started(self, stem: str, live: _Live | None) -> None:
         with self._lock:
             self._running[stem] = (live, time.monotonic())
+            self.peak = max(self.peak, len(self._running))
 
     def _ended(self, stem: str) -> None:
         with self._lock:
-            self._running.pop(stem, None)
+            ran = self._running.pop(stem, None)
+            if ran is not None:
+                self._took.append(time.monotonic() - ran[1])
+
+    def _stopped(self, outcome: CallOutcome) -> None:
+        with self._lock:
+            self.stopped.append(outcome)
 
     def running(self) -> list[CallState]:
         with self._lock:
             items = list(self._running.items())
         return [_state(stem, live, since) for stem, (live, since) in items]
 
+    def took(self) -> list[float]:
+        """Wall seconds each ended call ran, in the order they ended."""
+        with self._lock:
+            return list(self._took)
+
 
 def _state(stem: str, live: _Live | None, since: float) -> CallState:
-    if live is None:  # in a worker process: only its age is known here
-        return CallState(stem, time.monotonic() - since, None, 0, 0, 0, None)
+    age = time.monotonic() - since
+    if live is None:  # in a worker process or on a Ray node: only its age is known here
+        return CallState(stem, age, None, 0, 0, 0, None, age)
     engine, counted = live.built.loop, live.counted
     stats = getattr(engine, "_lag_stats", None)
     return CallState(
@@ -145,6 +167,7 @@ def _state(stem: str, live: _Live | None, since: float) -> CallState:
         counted.interruptions,
         counted.backchannels,
         stats.quantile(0.99) if stats is not None and len(stats) else None,
+        age,
     )
 
 
@@ -171,6 +194,7 @@ def run_live(
 ) -> Iterator[CallOutcome]:
     """Run ``todo`` in real time, ``jobs`` at once on one pump; outcomes as calls end."""
     pool = AgentPool(agents or [options.agent])
+    _warm_imports()
     pending = list(todo)
     running: dict[PumpedCall, _Live] = {}
     ended: queue.Queue[PumpedCall] = queue.Queue()
@@ -207,13 +231,19 @@ def run_live(
                 board._ended(live.spec.stem)
             yield _finish(live, out_dir, call.error)
     except BaseException:
-        # Ctrl-C (or the reader stopped): every running call hangs up and is filed.
+        # Ctrl-C (or the reader stopped): every running call hangs up and is filed. Its
+        # untranscribed audio is dropped first, so the hang-up does not wait for the STT
+        # backlog of every call (seconds each), only for the segment being transcribed.
+        for live in running.values():
+            _abandon(live)
         pump.hang_up_all(INTERRUPTED)
         deadline = time.monotonic() + STOP_WAIT_S
         for call, live in list(running.items()):
             call.finished.wait(max(0.0, deadline - time.monotonic()))
             with contextlib.suppress(Exception):
-                _finish(live, out_dir, None, interrupted=True)
+                outcome = _finish(live, out_dir, None, interrupted=True)
+                if board is not None:
+                    board._stopped(outcome)
             if board is not None:
                 board._ended(live.spec.stem)
         raise
@@ -243,6 +273,23 @@ def _start(
         built.loop.listeners.append(built.recorder)
     built.loop.listeners.append(counted.add)
     return _Live(spec, agent, built, counted, plan.max_seconds or LINE_CALL_SECONDS)
+
+
+def _warm_imports() -> None:
+    """Import what the calls' worker threads would otherwise import mid-call: the caller's
+    speech is resampled with scipy, whose first import takes seconds on a loaded machine,
+    holding the interpreter (the pump's frames late) and, at a Ctrl-C, the exit (the
+    interpreter waits for a worker thread that is still importing)."""
+    with contextlib.suppress(ImportError):
+        import scipy.signal  # noqa: F401
+
+
+def _abandon(live: _Live) -> None:
+    """Give up the call's pending transcription (see :meth:`AgentEars.abandon`)."""
+    ears = getattr(getattr(live.built.loop, "far", None), "ears", None)
+    if ears is not None:
+        with contextlib.suppress(Exception):
+            ears.abandon()
 
 
 def _why(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ only inside ``run`` so that ``cutin --help`` stays fast."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -65,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_at_once(code: int) -> None:
+    """End the program now (a batch stopped by Ctrl-C, every call filed): without waiting
+    for a worker thread still transcribing or synthesizing for a call that was given up,
+    seconds on a loaded machine. Only as the program (``argv`` None), never in-process."""
+    import os
+
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -76,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_home(args)
         module = importlib.import_module(module_name)
         result: int = module.run(args)
+        if argv is None and getattr(args, "exit_at_once", False):
+            _exit_at_once(result)
         return result
     except (CliError, FileError) as exc:
         # A usage or input problem, or a file cutin cannot use (sessions.safe_files):

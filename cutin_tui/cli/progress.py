@@ -56,8 +56,9 @@ class BatchProgress:
         self.jobs = jobs
         self.ran = self.skipped = self.failed = 0
         self.started = time.monotonic()
-        self._ran_wall: list[float] = []
         self.last = ""
+        self.told: set[str] = set()
+        """Failed calls whose reason a printed line gave (the report does not repeat it)."""
 
     @property
     def done(self) -> int:
@@ -67,23 +68,35 @@ class BatchProgress:
         status = str(outcome.status)
         if status == "ran":
             self.ran += 1
-            self._ran_wall.append(time.monotonic())
         elif status == "skipped":
             self.skipped += 1
         else:
             self.failed += 1
-        lag = " LAGGED (timings not trusted)" if outcome.tally.lagged else ""
+        lag = ""
+        if outcome.tally.lagged:
+            missed = outcome.tally.no_responses
+            maybe = f"; its {missed} no_response may be this machine's" if missed else ""
+            lag = f" LAGGED (timings not trusted{maybe})"
         mark = {"ran": "", "skipped": " (skipped)"}.get(status, f" FAILED: {outcome.message}")
         # A failure's message may quote the agent or its server: made inert for a terminal.
         self.last = terminal_line(f"{outcome.spec.stem}{mark}{lag}")
 
     def eta(self) -> float | None:
-        """Seconds left, from the pace of the calls run so far (None before the first)."""
-        run_done = self.ran + self.failed
-        if not run_done:
-            return None
-        left = self.total - self.done
-        return (time.monotonic() - self.started) / run_done * left
+        """Seconds left: the calls not finished times how long a call has taken, less what
+        the running ones have done, spread over as many calls as have run at once. None
+        before a call has ended (nothing to go by)."""
+        took = self.board.took()
+        if not took:
+            run_done = self.ran + self.failed
+            if not run_done:
+                return None
+            # No call timed by the runner: the pace of the batch so far.
+            return (time.monotonic() - self.started) / run_done * (self.total - self.done)
+        typical = sum(took) / len(took)
+        running = self.board.running()
+        waiting = max(0, self.total - self.done - len(running))
+        work = waiting * typical + sum(max(0.0, typical - s.age) for s in running)
+        return work / max(1, self.board.peak, len(running))
 
     def headline(self) -> str:
         running = len(self.board.running())
@@ -110,6 +123,8 @@ def batch_progress(total: int, board: BatchBoard, jobs: int) -> Iterator[BatchPr
     def advance(outcome: CallOutcome) -> None:
         original(outcome)
         print(f"cutin simulate: [{progress.done}/{total}] {progress.last}", file=sys.stderr)
+        if str(outcome.status) == "failed":
+            progress.told.add(outcome.spec.stem)
 
     progress.advance = advance  # type: ignore[method-assign]
     try:
@@ -144,5 +159,7 @@ def _live(progress: BatchProgress) -> Iterator[None]:
             rows.append(Text(f"  last: {progress.last}"))
         return Group(*rows)
 
-    with Live(get_renderable=render, console=Console(stderr=True), refresh_per_second=2):
+    # Transient: the display goes when the batch ends; the report then says what failed.
+    console = Console(stderr=True)
+    with Live(get_renderable=render, console=console, refresh_per_second=2, transient=True):
         yield

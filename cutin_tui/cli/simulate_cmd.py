@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -316,10 +318,14 @@ def run(args: argparse.Namespace) -> int:
     outcomes: list[CallOutcome] = []
     interrupted = False
     board = BatchBoard()
+    created = not out_dir.exists()  # an empty folder this run made is not left behind
+    batch: Iterator[CallOutcome] = iter(())
     with batch_progress(len(specs), board, jobs) as progress:
         try:
             if args.ray is not None:  # the same plan and filing, on a Ray cluster
-                batch = ray_batch(args, specs, scenarios, options, out_dir, settings)
+                batch = ray_batch(
+                    args, specs, scenarios, options, out_dir, settings, agents=agents, board=board
+                )
             else:
                 batch = run_batch(
                     specs,
@@ -338,10 +344,40 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         except KeyboardInterrupt:
             interrupted = True
-    report(outcomes, specs, out_dir, as_json=args.json, interrupted=interrupted)
+            # Stopped between two outcomes: the runner hangs up and files its running
+            # calls now (not when the generator is collected, after the report).
+            with contextlib.suppress(KeyboardInterrupt):
+                close = getattr(batch, "close", None)
+                if close is not None:
+                    close()
+            outcomes += board.stopped
+    if created and _remove_if_empty(out_dir):
+        out_dir_shown: Path | None = None
+    else:
+        out_dir_shown = out_dir
+    report(
+        outcomes,
+        specs,
+        out_dir_shown,
+        as_json=args.json,
+        interrupted=interrupted,
+        on_ray=args.ray is not None,
+        told=progress.told,
+    )
     if interrupted:
+        # Every call is filed: the program need not wait for the given-up calls' threads.
+        args.exit_at_once = True
         return 130
     return 1 if any(o.status is CallStatus.FAILED for o in outcomes) else 0
+
+
+def _remove_if_empty(folder: Path) -> bool:
+    """Remove ``folder`` if nothing was written into it; whether it is gone."""
+    try:
+        folder.rmdir()  # only an empty folder
+    except OSError:
+        return False
+    return True
 
 
 def _with_model(options: RunOptions, model: str) -> RunOptions:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from cutin_tui.cli import CliError
 
 if TYPE_CHECKING:
     from sessions.batch import CallSpec
+    from sessions.batch_live import BatchBoard
     from sessions.batch_run import CallOutcome, RunOptions
     from sessions.scenarios.model import Scenario
     from sessions.settings import Settings
@@ -65,9 +66,14 @@ def ray_batch(
     options: RunOptions,
     out_dir: Path,
     settings: Settings,
+    *,
+    agents: Sequence[str] = (),
+    board: BatchBoard | None = None,
 ) -> Iterator[CallOutcome]:
-    """The batch on Ray, with a line on stderr per finished call and per lost node; a
-    cluster that cannot be used is one :class:`CliError` line."""
+    """The batch on Ray, with a line on stderr per node, per lost node and per rerun
+    call; a cluster that cannot be used is one :class:`CliError` line. Several
+    ``agents`` are each lent to one call at a time, as in a local batch; ``board``
+    shows the calls running on the nodes."""
     from sessions.cluster.connect import ClusterError
     from sessions.cluster.dispatch import run_on_ray
 
@@ -81,6 +87,8 @@ def ray_batch(
             settings=settings,
             cpus_per_call=args.ray_cpus_per_call,
             note=_note,
+            agents=agents,
+            board=board,
         )
     except ClusterError as exc:
         raise CliError(str(exc)) from None

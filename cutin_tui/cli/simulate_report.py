@@ -42,18 +42,31 @@ def _print_table(rows: list[ConditionSummary]) -> None:
     Console(file=sys.stdout, width=max(100, Console().width)).print(table)
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 call``, ``2 calls`` (``many``: an irregular plural)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
 def report(
     outcomes: list[CallOutcome],
     specs: list[CallSpec],
-    out_dir: Path,
+    out_dir: Path | None,
     *,
     as_json: bool,
     interrupted: bool,
+    on_ray: bool = False,
+    told: frozenset[str] | set[str] = frozenset(),
 ) -> None:
+    """The closing report. ``out_dir`` None: nothing was written (the folder this run
+    made was removed); ``told``: the failed calls whose reason the progress already
+    printed (not repeated here)."""
     from sessions.batch import summarize
+    from sessions.batch_live import INTERRUPTED
     from sessions.batch_run import CallStatus
 
     counts = {s: sum(1 for o in outcomes if o.status is s) for s in CallStatus}
+    failed = [o for o in outcomes if o.status is CallStatus.FAILED]
+    stopped = sum(1 for o in failed if o.message == INTERRUPTED)
     lagged = [o for o in outcomes if o.tally.lagged and o.status is not CallStatus.FAILED]
     usable = [(o.spec, o.tally) for o in outcomes if o.status is not CallStatus.FAILED]
     # Rows in plan order, so the table reads like the grid that was asked for.
@@ -63,44 +76,74 @@ def report(
         print(
             json.dumps(
                 {
-                    "out": str(out_dir),
+                    "out": str(out_dir) if out_dir is not None else None,
                     **{str(k): v for k, v in counts.items()},
+                    "interrupted": stopped,
+                    "not_run": len(specs) - len(outcomes),
                     "lagged": [o.spec.stem for o in lagged],
+                    "lagged_no_responses": sum(o.tally.no_responses for o in lagged),
                     "conditions": [r.as_dict() for r in rows],
                 }
             )
         )
     elif rows:
         _print_table(rows)
-    _report_lagged(lagged)
-    for o in [o for o in outcomes if o.status is CallStatus.FAILED][:5]:
-        print(f"cutin simulate: failed {o.spec.stem}: {o.message}", file=sys.stderr)
+    _report_lagged(lagged, on_ray=on_ray)
+    untold = [o for o in failed if o.spec.stem not in told and o.message != INTERRUPTED]
+    for o in untold[:5]:
+        print(f"cutin simulate: failed {o.spec.stem}: {_line(o.message)}", file=sys.stderr)
+    if len(untold) > 5:
+        print(
+            f"cutin simulate: … and {plural(len(untold) - 5, 'more failed call')} "
+            "(each kept as <stem>.jsonl.failed when it has a log)",
+            file=sys.stderr,
+        )
     left = len(specs) - len(outcomes)
-    tail = (
-        f", {left} not run (interrupted; rerun the same command to resume)" if interrupted else ""
-    )
+    tail = ""
+    if interrupted:
+        cut = f", {stopped} hung up mid-call (kept as .failed)" if stopped else ""
+        tail = f"{cut}, {left} not run (interrupted; rerun the same command to resume)"
+    where = f"-> {out_dir}" if out_dir is not None else "(nothing written: no folder kept)"
     print(
-        f"cutin simulate: {counts[CallStatus.RAN]} calls run, {counts[CallStatus.SKIPPED]} "
-        f"skipped, {counts[CallStatus.FAILED]} failed{tail} -> {out_dir}",
+        f"cutin simulate: {plural(counts[CallStatus.RAN], 'call')} run, "
+        f"{counts[CallStatus.SKIPPED]} skipped, {counts[CallStatus.FAILED] - stopped} failed"
+        f"{tail} {where}",
         file=sys.stderr,
     )
 
 
-def _report_lagged(lagged: list[CallOutcome]) -> None:
-    """Calls whose frame lag exceeded one frame: flagged, their timings not trusted."""
+def _line(text: str) -> str:
+    from sessions.inert_text import terminal_line
+
+    return terminal_line(text)
+
+
+def _report_lagged(lagged: list[CallOutcome], *, on_ray: bool) -> None:
+    """Calls whose frame lag exceeded one frame: flagged, their timings not trusted; a
+    no_response in one may be this machine's lag, not the agent's silence."""
     if not lagged:
         return
+    remedy = (
+        "A larger --ray-cpus-per-call (fewer calls per node) or more Ray nodes"
+        if on_ray
+        else "Fewer --jobs, or a bigger machine"
+    )
+    many = len(lagged) != 1
     print(
-        f"cutin simulate: {len(lagged)} call(s) lagged (p99 frame lag over one frame, 32 ms): "
-        "their timings are not trusted; `cutin audit` leaves them out of latency figures "
-        "(--keep-lagged keeps them). Fewer --jobs, or a bigger machine:",
+        f"cutin simulate: {plural(len(lagged), 'call')} lagged (p99 frame lag over one frame, "
+        f"32 ms): {'their' if many else 'its'} timings are not trusted, and a no_response "
+        f"in {'them' if many else 'it'} may be this machine falling behind, not the agent; "
+        "`cutin audit` leaves lagged calls out of the agent's figures (--keep-lagged keeps "
+        f"them). {remedy}:",
         file=sys.stderr,
     )
     for o in lagged[:5]:
         lag = o.tally.frame_lag
         assert lag is not None
+        missed = o.tally.no_responses
+        flag = f", {plural(missed, 'no_response')} set aside" if missed else ""
         print(
             f"cutin simulate:   {o.spec.stem}: p99 {lag.p99_s * 1000:.0f} ms, "
-            f"max {lag.max_s * 1000:.0f} ms",
+            f"max {lag.max_s * 1000:.0f} ms{flag}",
             file=sys.stderr,
         )

@@ -15,11 +15,12 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sessions.batch import CallSpec, CallTally, tally
+from sessions.batch_live import AgentPool, BatchBoard
 from sessions.batch_run import (
     CallOutcome,
     CallStatus,
@@ -122,11 +123,17 @@ def run_on_ray(
     cpus_per_call: float | None = None,
     note: Note = lambda line: None,
     stats: RayStats | None = None,
+    agents: Sequence[str] = (),
+    board: BatchBoard | None = None,
 ) -> Iterator[CallOutcome]:
     """Like :func:`sessions.batch_run.run_batch`, on Ray: skipped calls first, then one
     outcome per call as results come back. Raises :class:`ClusterError` (one line) when
     Ray is missing, the cluster cannot be reached or has no CPU, and
-    :class:`~sessions.batch_run.BatchMismatch` as ``run_batch`` does."""
+    :class:`~sessions.batch_run.BatchMismatch` as ``run_batch`` does.
+
+    ``agents`` (default ``options.agent``): several are each lent to one call at a time,
+    as :mod:`sessions.batch_live` lends them, so at most that many calls run at once on
+    the whole cluster. ``board`` is told which calls run (a progress display)."""
     import_ray()  # not installed: say so before anything else
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -137,7 +144,9 @@ def run_on_ray(
     line = on_line(options.agent)
     cost = cpus_per_call if cpus_per_call is not None else default_cost(line)
     started = connect(address)
+    pool = AgentPool(list(agents) or [options.agent])
     driver = _Driver(scenarios, options, out_dir, settings, cost, line, note, stats)
+    driver.pool, driver.board = pool, board
     try:
         yield from driver.run(todo)
     finally:
@@ -167,9 +176,12 @@ class _Driver:
         self.last_loss = ""
         self.placed_at = 0.0
         self.lost_since_placed = False
-        self.running: dict[Any, tuple[_Job, _Actor]] = {}
+        self.running: dict[Any, tuple[_Job, _Actor, str]] = {}
+        """A running call: its job, its actor and the agent it dials."""
         self.probes: dict[Any, _Actor] = {}
         self.runner = self.ray.remote(CallRunner)
+        self.pool = AgentPool([options.agent])
+        self.board: BatchBoard | None = None
 
     # ---- actors -----------------------------------------------------------------
 
@@ -251,16 +263,22 @@ class _Driver:
 
     def _submit(self, queue: deque[_Job]) -> None:
         for actor in self.actors:
-            while queue and actor.ready and actor.busy < actor.slot.slots:
-                job = queue.popleft()
+            while queue and actor.ready and actor.busy < actor.slot.slots and self.pool.free:
+                job, agent = queue.popleft(), self.pool.take()
                 scenario = self.scenarios[job.spec.scenario]
-                ref = actor.handle.run.remote(job.spec, scenario, self.options)
+                options = replace(self.options, agent=agent)
+                ref = actor.handle.run.remote(job.spec, scenario, options)
                 actor.busy += 1
-                self.running[ref] = (job, actor)
+                self.running[ref] = (job, actor, agent)
+                if self.board is not None:
+                    self.board._started(job.spec.stem, None)
 
     def _finished(self, ref: Any, queue: deque[_Job]) -> CallOutcome | None:
-        job, actor = self.running.pop(ref)
+        job, actor, agent = self.running.pop(ref)
         actor.busy -= 1
+        self.pool.give(agent)
+        if self.board is not None:
+            self.board._ended(job.spec.stem)
         ray_exc = self.ray.exceptions
         try:
             result: CallResult = self.ray.get(ref)
@@ -304,14 +322,19 @@ class _Driver:
 
     def run(self, todo: list[CallSpec]) -> Iterator[CallOutcome]:
         queue = deque(_Job(spec) for spec in todo)
-        self.place(len(todo), first=True)
+        # Agents that take one call each: no more slots than agents.
+        at_once = len(self.pool.agents) if self.pool.exclusive else len(todo)
+        self.place(min(len(todo), at_once), first=True)
         while queue or self.running:
             self._submit(queue)
             # Lost capacity is sought again on the live nodes; at once when none is left.
             due = not self.actors or time.monotonic() - self.placed_at > REPLACE_EVERY_S
             if queue and self.lost_since_placed and due:
                 capacity = sum(a.slot.slots for a in self.actors)
-                self.place(len(queue) + len(self.running) - capacity, first=False)
+                wanted = len(queue) + len(self.running)
+                if self.pool.exclusive:
+                    wanted = min(wanted, len(self.pool.agents))
+                self.place(wanted - capacity, first=False)
             if queue and not self.actors:
                 reason = self.last_loss or "no node could start a worker"
                 while queue:
@@ -336,7 +359,9 @@ class _Driver:
                 outcome = self._finished(ref, queue)
                 if outcome is None:
                     continue
-                if outcome.message:  # the progress display shows the call; this, the why
+                # The progress display shows the call and a failure's reason; a call that
+                # ran after its node was lost is said here (the display shows it ran).
+                if outcome.message and outcome.status is not CallStatus.FAILED:
                     self.note(f"{outcome.spec.stem}: {outcome.status} ({outcome.message})")
                 yield outcome
             self._timeouts()

@@ -78,6 +78,7 @@ class AgentEars:
         self._words_total = 0
         self._speech_total_s = 0.0
         self.errors: list[str] = []
+        self._abandoned = False
 
     # ---- per frame ----------------------------------------------------------------
 
@@ -116,6 +117,9 @@ class AgentEars:
     def _submit(self, turn: _TurnAudio, upto: int) -> Future[None]:
         upto = min(upto + round(PAD_S * SAMPLE_RATE), turn.samples)
         done: Future[None] = Future()
+        if self._abandoned:  # the call is being given up: nothing more is transcribed
+            done.set_result(None)
+            return done
         if upto <= turn.cut or self.transcriber is None:
             if self.inline or self._pool is None:
                 done.set_result(None)
@@ -223,6 +227,14 @@ class AgentEars:
         if self.transcriber is None:
             untranscribed = turn.speech_s
         return words, round(max(0.0, untranscribed) * self.words_per_s())
+
+    def abandon(self) -> None:
+        """The call is being given up (a batch's Ctrl-C): its queued audio is not
+        transcribed and no more is queued, so hanging up waits at most for the segment
+        the STT worker is on, not for every call's backlog (a turn's transcript is then
+        what came back so far)."""
+        self._abandoned = True
+        self.close()
 
     def close(self) -> None:
         with self._lock:
