@@ -6,6 +6,7 @@ here on loopback (`ray start`), shared by the tests of this module (starting one
   the same headers and events but for the wall-clock fields; both nodes ran calls; a
   rerun skips them all;
 - a node without room for one call is one line;
+- several agents (a port range, one call each) each take their own calls;
 - line calls (real time, to the known agent) run on both nodes with their audio; the
   worker node killed mid-call: its calls are rerun on the head, with the reason on
   stderr, and every planned call ends up finished.
@@ -117,6 +118,24 @@ def _wait_for(path: Path, text: str, process: subprocess.Popen[str], timeout: fl
             break
         time.sleep(0.2)
     raise AssertionError(f"no {text!r} on stderr:\n{path.read_text(errors='replace')}")
+
+
+def test_each_agent_of_a_list_takes_its_own_calls(cluster: RayCluster, tmp_path: Path) -> None:
+    """Two agents that take one call each (what a port range expands to): every call goes
+    to a free one, as in a local batch; before, every call dialled the first."""
+    out = tmp_path / "two"
+    with running_known_agent() as first, running_known_agent() as second:
+        proc = _cutin(
+            cluster, "simulate", "--agent", f"twilio:{first.url}", "--agent",
+            f"twilio:{second.url}", "--runs", "2", "--beta", "0,1", "--max-seconds", "4",
+            "--out", str(out), "--ray", cluster.address, "--ray-cpus-per-call", "0.5", "--json",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert _summary(proc.stdout)["ran"] == 4, proc.stderr
+        taken = [len(agent.events("call_start")) for agent in (first, second)]
+    assert taken == [2, 2], proc.stderr  # each took two of the four, one at a time
+    dialled = sorted(read_session(p).header.agent.base_url for p in out.glob("*.jsonl"))
+    assert dialled == sorted([first.url, first.url, second.url, second.url])
 
 
 def test_line_calls_rerun_when_their_node_dies(cluster: RayCluster, tmp_path: Path) -> None:
