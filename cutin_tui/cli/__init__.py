@@ -42,9 +42,29 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
+class WholeFlagsFormatter(argparse.HelpFormatter):
+    """Help text wrapped at spaces only: argparse's own wrapping also breaks at hyphens,
+    which split a flag across lines (``--keep-`` / ``lagged``, ``--max-`` / ``seconds``)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.wrap(text, width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.fill(
+            text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="cutin",
+        formatter_class=WholeFlagsFormatter,
         description=(
             "A terminal workbench for testing voice agents: rule-based interruptions, "
             "backchannels and disfluencies, call logs, replay and audits. "
@@ -60,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module_name, help_text in COMMANDS:
         module = importlib.import_module(module_name)
         description = getattr(module, "DESCRIPTION", help_text)
-        p = sub.add_parser(name, help=help_text, description=description)
+        p = sub.add_parser(
+            name, help=help_text, description=description, formatter_class=WholeFlagsFormatter
+        )
         module.configure(p)
         p.set_defaults(_module=module_name)
     return parser
