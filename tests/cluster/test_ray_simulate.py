@@ -45,7 +45,7 @@ VIRTUAL_PLAN = [
     "same-batch",
 ]
 RUN_TIMEOUT_S = 600.0
-WALL_CLOCK = re.compile(r"wall|lag|elapsed|started_at|session_id|monotonic")
+WALL_CLOCK = re.compile(r"wall|lag|elapsed|started_at|t0_unix|session_id|monotonic")
 """Fields that differ between two runs of the same call (when, and how fast, it ran)."""
 
 
