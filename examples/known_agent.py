@@ -24,7 +24,8 @@ play at the exact time asked.
 
 The truth file (``--truth FILE``, JSON Lines, one object per event, every time in
 seconds of line time) holds: ``sound_start``/``sound_end`` (the caller's sounds as it
-heard them: first and last sample at or over the level), ``ignored`` (a sound it let
+heard them: first and last sample at or over the level; ``first_t``: its first sample at
+or over −34 dBFS, cutin's onset, which may be a frame before the ear's), ``ignored`` (a sound it let
 pass), ``speak`` (it starts its greeting or reply; ``why``: greeting, answer,
 talk_into_pause), ``stop`` (it stopped for the caller: ``t`` its last sample of
 sound, ``onset_t`` the sound it stopped for, ``latency_s``), ``resume`` (the short
@@ -34,6 +35,21 @@ burst after a stop), ``done`` (a turn it finished by itself) and ``call_start`` 
 
 ``--answers N`` makes it answer N times and then go silent for good (an agent that
 stops responding); ``--level-db`` makes it deaf to quieter sounds (side talk).
+
+**Burst pacing** (``--burst``): each turn is sent whole the moment it starts (as agents
+that stream a TTS answer faster than real time do), still from where its clock says it
+plays; a stop is then a Twilio ``clear`` sent at once, and the truth's stop is where
+that clear took effect: the instant it went out, on the line's clock (the agent maps its
+monotonic clock onto line time by the earliest any caller sample ever reached it, which
+is when cutin sent it, give or take the loopback's fraction of a millisecond; the same
+machine's clock as cutin's). Its later audio may play up to the jitter depth later than
+its clock says (cutin's buffer ran dry at the clear).
+
+**Stalls** (``--stall-ms N --stall-after-ms M``): ``M`` after a caller sound starts over
+its speech, it sends nothing for ``N`` (a server that stalls), then goes on with its turn
+where it left off; its samples in the stall are never sent, so its audio after plays
+where cutin's playout puts it (``stall`` in the truth: where it began, its length). With
+``--never-yield`` it does not stop: it never yielded.
 
 One pipeline per connection (concurrent calls); a few numpy operations per 20 ms of
 audio, about 2% of a core per call (4 concurrent calls measured). ``--clear`` also
@@ -52,6 +68,7 @@ import itertools
 import json
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -102,6 +119,10 @@ class Behaviour:
     level: float
     lead: int
     clear: bool
+    burst: bool = False
+    stall: int = 0
+    """Samples it sends nothing for, ``stall_after`` after a caller sound over its speech."""
+    stall_after: int = 0
 
 
 @dataclass
@@ -140,6 +161,7 @@ class Turn:
     stop: int | None = None
     resume: tuple[int, int] | None = None
     done_logged: bool = False
+    stalled: bool = False
 
     @property
     def end(self) -> int:
@@ -178,6 +200,20 @@ class Pipeline:
     cleared: bool = False
     clear_due: int | None = None
     answered: int = 0
+    quiet_mark: int | None = None
+    """The first sample at or over MARK in the quiet frames just before (a sound's
+    first sample, as cutin reads it, may come a frame before the ear calls it sound)."""
+    burst_stop: int | None = None
+    """Burst pacing: the onset of the caller sound it stops for, until its clear is out."""
+    stall_span: tuple[int, int] | None = None
+    """Line times [a, b) of its audio it does not send (a stall)."""
+    offset: float = float("inf")
+    """Its monotonic clock minus line time: the least over every caller message (burst)."""
+
+    @property
+    def heard_end(self) -> int:
+        """Line time up to which it has received the caller's audio."""
+        return self.heard + self.pending.size
 
     def hear(self, audio: np.ndarray) -> None:
         self.pending = np.concatenate([self.pending, audio])
@@ -192,14 +228,18 @@ class Pipeline:
         if loud_idx.size == 0:
             loud_idx = np.flatnonzero(np.abs(frame) >= b.level)
         loud = float(np.sqrt(np.mean(frame.astype(np.float64) ** 2))) >= b.level
+        marks = np.flatnonzero(np.abs(frame) >= MARK)
         if loud and loud_idx.size:
             if self.sound_on is None:
                 self.sound_on = n0 + int(loud_idx[0])
-                self.log("sound_start", self.sound_on)
+                first = self.quiet_mark if self.quiet_mark is not None else self.sound_on
+                self.log("sound_start", self.sound_on, first_t=first / RATE)
+            self.quiet_mark = None
             self.last_loud = n0 + int(loud_idx[-1]) + 1
             long_enough = self.last_loud - self.sound_on >= b.ignore_shorter
             if long_enough and not self._speaking_at(n0):
                 self.quiet_since_answer = False  # a sound it did not talk over wants an answer
+            self._maybe_stall()
             self._maybe_stop()
         elif self.sound_on is not None and self.last_loud is not None:
             tail = np.flatnonzero(np.abs(frame) >= MARK)
@@ -207,6 +247,11 @@ class Pipeline:
                 self.last_loud = n0 + int(tail[-1]) + 1
             if n0 + FRAME - self.last_loud >= b.gap:
                 self._sound_ended()
+        if not loud and self.sound_on is None:  # where a sound's first sample may be
+            if not marks.size:
+                self.quiet_mark = None
+            elif self.quiet_mark is None:
+                self.quiet_mark = n0 + int(marks[0])
         self._maybe_talk()
         if self.clear_due is not None and n0 + FRAME >= self.clear_due:
             self.clear_due = None
@@ -234,6 +279,13 @@ class Pipeline:
             return
         if self.last_loud - on < b.ignore_shorter:
             return
+        if b.burst:  # all of it is sent: its clear stops it, where it takes effect
+            if self.heard + FRAME < on + b.yield_after:
+                return  # decided once it has heard that much (this frame's end)
+            t.stop = self.sent
+            self.stopped_for = on
+            self.burst_stop = on
+            return
         stop = max(on + b.yield_after, self.sent)
         t.stop = stop
         self.stopped_for = on
@@ -251,12 +303,43 @@ class Pipeline:
         if b.clear:
             self.clear_due = final
 
+    def clear_out(self, at_s: float) -> None:
+        """Burst pacing: its clear went out at line time ``at_s``; it stopped there."""
+        t, on = self.turn, self.burst_stop
+        self.burst_stop = None
+        if t is None or on is None:
+            return
+        at = max(round(at_s * RATE), self.heard_end)
+        t.stop = at
+        end = t.last_sound(at)
+        final = end if end is not None else at
+        self.log(
+            "stop", final, onset_t=on / RATE, latency_s=(final - on) / RATE, decided_t=at / RATE
+        )
+        self.log("clear", at, clear_t=round(at_s, 6))
+        self.sent = at  # what it sent beyond is dropped: it goes on from here
+
+    def _maybe_stall(self) -> None:
+        """``stall_after`` into a caller sound over its speech: ``stall`` of nothing sent."""
+        b, t, on = self.b, self.turn, self.sound_on
+        if not b.stall or t is None or on is None or t.stalled or not self._speaking_at(on):
+            return
+        a = max(on + b.stall_after, self.sent)
+        k = a - t.start
+        if not 0 <= k < t.audio.size:
+            return
+        t.stalled = True
+        t.audio = np.concatenate([t.audio[:k], np.zeros(b.stall, np.float32), t.audio[k:]])
+        self.stall_span = (a, a + b.stall)
+        self.log("stall", a, length_s=b.stall / RATE, onset_t=on / RATE)
+
     def _maybe_talk(self) -> None:
         """Answer (or talk into a pause) once the caller has been quiet long enough."""
         b, t = self.b, self.turn
         if t is not None:
             busy_until = max(t.end, t.resume[1] if t.resume else 0)
-            if self.sent < busy_until:
+            played_to = self.heard_end + b.lead if b.burst else self.sent
+            if played_to < busy_until:
                 return  # its own audio is still going out
             if not t.done_logged:
                 t.done_logged = True
@@ -305,7 +388,21 @@ class Pipeline:
                 if hi > lo:
                     out[lo - m0 : hi - m0] = self.speech.burst[lo - r0 : hi - r0]
         self.sent += n
+        span = self.stall_span
+        if span is not None and span[0] < m0 + n and m0 < span[1]:
+            keep = np.ones(n, bool)
+            keep[max(0, span[0] - m0) : min(n, span[1] - m0)] = False
+            return out[keep]  # a stall: these are never sent
         return out
+
+    def owed(self) -> int:
+        """How many samples to send now: up to ``lead`` ahead of what it heard, or (burst
+        pacing) the whole turn in progress."""
+        upto = self.heard_end + self.b.lead
+        t = self.turn
+        if self.b.burst and t is not None:
+            upto = max(upto, t.end)
+        return upto - self.sent
 
 
 class Truth:
@@ -359,9 +456,15 @@ async def serve_call(ws: Any, number: int, b: Behaviour, speech: Speech, truth: 
                 except ValueError:
                     continue
                 p.hear(audio)
-                out = p.produce(p.heard + p.pending.size + b.lead - p.sent)
+                # Its clock onto the line's: this sample left cutin no later than now.
+                p.offset = min(p.offset, time.monotonic() - p.heard_end / RATE)
+                out = p.produce(p.owed())
                 if out.size:
                     await send(out)
+                if p.burst_stop is not None:
+                    await ws.send(json.dumps({"event": "clear", "streamSid": sid}))
+                    p.clear_out(time.monotonic() - p.offset)
+                    continue
                 if p.cleared:
                     p.cleared = False
                     await ws.send(json.dumps({"event": "clear", "streamSid": sid}))
@@ -451,6 +554,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="send Twilio's clear once a stop has played (module help)",
     )
+    ap.add_argument(
+        "--burst",
+        action="store_true",
+        help="send each turn whole at once; stop with a clear (module help)",
+    )
+    ap.add_argument(
+        "--stall-ms",
+        type=int,
+        default=0,
+        help="after a caller sound over its speech, send nothing for this long (module help)",
+    )
+    ap.add_argument(
+        "--stall-after-ms",
+        type=int,
+        default=100,
+        help="how long into that caller sound the stall begins",
+    )
     ap.add_argument("--voice", default="en-us", help="espeak-ng voice")
     ap.add_argument("--wpm", type=int, default=165, help="espeak-ng speaking rate")
     args = ap.parse_args(argv)
@@ -477,6 +597,9 @@ def behaviour(args: argparse.Namespace) -> Behaviour:
         level=float(10 ** (args.level_db / 20)),
         lead=lead,
         clear=bool(args.clear),
+        burst=bool(args.burst),
+        stall=ms(max(0, args.stall_ms)) or 0,
+        stall_after=ms(max(0, args.stall_after_ms)) or 0,
     )
 
 

@@ -304,6 +304,18 @@ class PlayoutBuffer:
             self.cleared += dropped
         return dropped
 
+    def gap_in(self, t0: float, t1: float) -> bool:
+        """Whether delivery ran dry (no clear before it) anywhere in call times [t0, t1):
+        a gap the agent's audio went on after, or one still in progress by ``t1``."""
+        i0, i1 = round(t0 * LINE_RATE), round(t1 * LINE_RATE)
+        with self._lock:
+            gaps = list(self.gaps)
+            now = self._now()
+            ran = self.played + self._buffered > 0
+            if now is not None and ran and self._cleared_at is None and self._end < now:
+                gaps.append((self._end, now))
+        return any(a < i1 and b > i0 for a, b in gaps)
+
     def dry_since(self) -> int | None:
         """Where the agent's audio ran out, if it has (by now, on the call's clock) with
         no clear: a delivery gap in progress, or the agent done; None otherwise."""

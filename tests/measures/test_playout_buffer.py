@@ -110,6 +110,7 @@ def test_a_stall_longer_than_the_depth_is_heard_as_its_length() -> None:
     assert buf.gaps and (buf.gaps[-1][1] - buf.gaps[-1][0]) / LINE_RATE == pytest.approx(
         0.64, abs=1e-3
     )
+    assert buf.gap_in(1.05, 1.2) and not buf.gap_in(0.2, 1.0)
     assert buf.dry_since() is not None  # it ran out again at the end, with no clear
 
 

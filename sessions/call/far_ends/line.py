@@ -30,10 +30,11 @@ from sessions.call.engine.far_end import AgentTurn, Heard
 from sessions.call.far_ends.agent_ears import AgentEars
 from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
 from sessions.call.far_ends.line_yields import Backchannels, YieldWatching
+from sessions.call.far_ends.yield_watch import SETTLE_S
 from sessions.call.near_end.caller_line import Synthesizer, line_rate_of
 from sessions.call.voice.recording import CallRecording
 from sessions.clock import Clock
-from sessions.lines.base import Line, LineNotice, NoticeKind
+from sessions.lines.base import Line, LineNotice, NoticeKind, PlayoutBuffer
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -60,6 +61,21 @@ class _Closing:
     end_t: float
     speech_s: float
     words: Future[list[TimedWord]]
+
+
+@dataclass
+class _Held:
+    """An agent turn whose end came in a delivery gap: it stays open for
+    :data:`SETTLE_S`, so audio that comes back in time goes on the same turn (a stall,
+    not a new turn talking over the caller)."""
+
+    turn: LineTurn
+    t: float
+    silence_start: float
+
+    @property
+    def due(self) -> float:
+        return self.t + SETTLE_S
 
 
 class LineFarEnd(YieldWatching):
@@ -91,6 +107,12 @@ class LineFarEnd(YieldWatching):
         self._audio = np.zeros(0, dtype=np.float32)
         """The agent's audio of the frame in progress."""
         self._caller_was_active = False
+        self._held: _Held | None = None
+        playout = getattr(line, "playout", None)
+        self._playout = playout if isinstance(playout, PlayoutBuffer) else None
+        if self._playout is not None:
+            self._playout.set_depth(self.remote.playout_depth_s)
+        self._stated_playout = False
 
     def bind(self, engine: CallEngine[Any]) -> None:
         self.e = engine
@@ -119,6 +141,8 @@ class LineFarEnd(YieldWatching):
     # ---- the frame ----------------------------------------------------------------------
 
     def begin(self, t: float) -> None:
+        if not self._stated_playout:
+            self._state_playout(t)
         self._line_notices(t)
         if not self.e.ended:
             self._start_ready_speech(t)
@@ -157,9 +181,12 @@ class LineFarEnd(YieldWatching):
             self._lead = np.concatenate([self._lead, agent])[-FRAME_SAMPLES * 4 :]
 
     def after_pauses(self, t: float, t1: float) -> None:
-        self._watch_frame(
-            t, t1, speaking=self.e.detector.in_speech, caller_active=self._caller_was_active
-        )
+        speaking = self.e.detector.in_speech
+        self._watch_frame(t, t1, speaking=speaking, caller_active=self._caller_was_active)
+        held = self._held
+        if held is not None and not speaking and t1 >= held.due - 1e-9:
+            self._held = None  # nothing came back: the turn ended where its sound did
+            self._end_turn(held.turn, held.t, held.silence_start)
         if self._closing:
             self._flush_closing()
 
@@ -170,10 +197,41 @@ class LineFarEnd(YieldWatching):
 
     # ---- the line -----------------------------------------------------------------------
 
+    def _state_playout(self, t: float) -> None:
+        """The line's playout buffer, once, in the log (a ``line`` event ``playout``)."""
+        self._stated_playout = True
+        playout = self._playout
+        if playout is None:
+            return
+        clocked = not self.e.virtual
+        how = (
+            f"a {playout.depth_s * 1000:.0f} ms jitter depth"
+            if clocked
+            else "no jitter depth (virtual clock)"
+        )
+        self.e.emit(
+            LineEvent(
+                t=round(t, 6),
+                kind="playout",
+                detail=f"agent audio plays through a playout buffer with {how}",
+                data={"depth_s": playout.depth_s if clocked else 0.0, "max_s": playout.max_s},
+            )
+        )
+
     def _notice_t(self, notice: LineNotice, t: float) -> float:
         if self.e.virtual:
             return t
-        return round(min(t, max(0.0, notice.mono - self.e.monotonic_at(0.0))), 6)
+        at = max(0.0, notice.mono - self.e.monotonic_at(0.0))
+        if notice.kind is NoticeKind.CLEAR:
+            # Applied at that instant: what had played by then stays played (the
+            # frame in progress keeps its first part), so that is where it took effect.
+            return round(at, 6)
+        return round(min(t, at), 6)
+
+    def _stalled(self, since: float, until: float) -> bool:
+        """The agent's audio ran out with no clear in this silence: a gap in delivery (a
+        stall, or an agent that stops by sending nothing)."""
+        return self._playout is not None and self._playout.gap_in(since, until)
 
     def _line_notices(self, t: float) -> None:
         e = self.e
@@ -211,6 +269,7 @@ class LineFarEnd(YieldWatching):
 
     def speech_start(self, ev: PauseEvent) -> None:
         if self._turn is not None:
+            self._held = None  # its audio came back after a stall: the same turn goes on
             return
         agent = self._audio
         found = self.tape.first_sound(ev.t - 0.25, ev.t + self.e.config.frame_s)
@@ -246,6 +305,12 @@ class LineFarEnd(YieldWatching):
         t, silence_start = ev.t, ev.silence_start
         # Watches still waiting on this silence are decided by it (it is a turn end).
         self._watch_frame(t, t, speaking=False, caller_active=self.caller.active)
+        if self._stalled(silence_start, t):  # a gap in delivery: it may go on (_Held)
+            self._held = _Held(turn, t, silence_start)
+            return
+        self._end_turn(turn, t, silence_start)
+
+    def _end_turn(self, turn: LineTurn, t: float, silence_start: float) -> None:
         # Its last sound, a short one the VAD did not call speech included (as a stop).
         end = self.tape.last_sound(silence_start - 0.3, max(t, silence_start + 0.064))
         self._close(turn, t, end if end is not None else silence_start)
@@ -348,6 +413,10 @@ class LineFarEnd(YieldWatching):
     def hang_up(self, t: float) -> None:
         e = self.e
         turn = self._turn
+        if self._held is not None and turn is self._held.turn:
+            held, self._held = self._held, None
+            self._end_turn(turn, held.t, held.silence_start)
+            turn = None
         if turn is not None:
             # Hung up mid-turn: the turn ends here (not cut by the caller unless it was).
             self._watch_frame(t, t, speaking=True, caller_active=False)
@@ -410,6 +479,9 @@ class LineVoice:
         from sessions.call.voice.audio_out import LeadClock
 
         clock = LeadClock(time.monotonic(), 0.0)
+        playout = self._far._playout
+        if playout is not None:  # the agent's audio plays on the call's clock
+            playout.follow(clock.now)
         if self._far.mic is not None:
             self._far.mic.start(clock, submit)
         return clock

@@ -10,6 +10,7 @@ from sessions.call.far_ends.yield_watch import (
     INTERRUPTION_WINDOW_S,
     YieldWatch,
 )
+from sessions.lines.base import DEFAULT_DEPTH_S
 
 
 @dataclass
@@ -30,6 +31,10 @@ class RemoteConfig:
     """No agent turn this long after the caller's sound ended (with the agent silent) is a
     ``line`` event of kind ``no_response`` (τ-Voice's R_R), logged as it happens; so is
     the caller speaking again first."""
+    playout_depth_s: float = DEFAULT_DEPTH_S
+    """The line's jitter depth: after the agent's audio ran dry, its next audio plays this
+    long after it arrived (a provider's buffer; 0 to 2 s). Stated in the log (a ``line``
+    event of kind ``playout``); see :data:`sessions.lines.base.DEFAULT_DEPTH_S`."""
 
 
 @dataclass

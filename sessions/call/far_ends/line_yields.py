@@ -66,8 +66,9 @@ class YieldWatching(LineCaller):
         super().__init__(synthesizer, remote, user_source)
         self.backchannels = backchannels
         self._watches: list[YieldWatch] = []
-        self._settling: list[tuple[YieldWatch, YieldResult, LineTurn | None]] = []
-        """Stops decided, waiting out :data:`SETTLE_S` for a short resumption."""
+        self._settling: list[tuple[YieldWatch, YieldResult, LineTurn | None, bool]] = []
+        """Stops decided, waiting out :data:`SETTLE_S` for a short resumption (and whether
+        the silence was a gap in delivery: then speech coming back is the turn going on)."""
         self._turn = None
         self._side_talk = synthesizer.submit(SIDE_TALK)  # ready long before it is asked for
         self._answer_watches: list[tuple[str, float, float]] = []
@@ -246,7 +247,10 @@ class YieldWatching(LineCaller):
             elif result.yielded:  # wait a moment: a short resumption is part of the stop
                 turn = self._turn if self._turn is not None else None
                 mine = turn if turn is not None and turn.index == watch.turn else None
-                self._settling.append((watch, result, mine))
+                gap = result.silence_start is not None and self._stalled(
+                    result.silence_start, result.decided_t
+                )
+                self._settling.append((watch, result, mine, gap))
             else:
                 self._report_yield(watch, result, None, t1)
         self._watches = still
@@ -255,18 +259,28 @@ class YieldWatching(LineCaller):
         """Report the stops whose moment has passed; the VAD hearing speech again (a new
         turn) ends the search for a resumption just before it."""
         still = []
-        for watch, result, turn in self._settling:
+        for watch, result, turn, stalled in self._settling:
             due = min(result.decided_t + SETTLE_S, watch.deadline)
-            if force or speaking or t1 >= due - 1e-9:
+            if stalled and speaking and not force and t0 < due - 1e-9:
+                # Its audio came back after a gap in delivery, in time: it stalled and
+                # went on with its turn; it did not stop (the watch goes on).
+                watch.go_on()
+                self._watches.append(watch)
+            elif force or speaking or t1 >= due - 1e-9:
                 until = min(t1, due) if not speaking else max(result.decided_t, t0 - 0.25)
                 self._report_yield(watch, result, turn, until)
             else:
-                still.append((watch, result, turn))
+                still.append((watch, result, turn, stalled))
         self._settling = still
+
+    def _stalled(self, since: float, until: float) -> bool:
+        """The agent's audio ran out with no clear in [since, until) (the line far end
+        knows)."""
+        return False
 
     def settling(self, turn: LineTurn) -> bool:
         """A stop of this turn is still being settled (its end waits for it)."""
-        return any(t is turn for _, _, t in self._settling)
+        return any(t is turn for _, _, t, _ in self._settling)
 
     def _report_yield(
         self, watch: YieldWatch, result: YieldResult, turn: LineTurn | None, until: float

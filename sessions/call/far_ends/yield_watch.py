@@ -173,6 +173,13 @@ class YieldWatch:
             self.result = YieldResult(False, None, self.resumed, round(self.talk_over_s, 4), t1)
         return self.result
 
+    def go_on(self) -> None:
+        """The silence it decided on was a stall the agent's turn went on from (its audio
+        came back within the settle window): watch on, as if it had not fallen silent."""
+        self.result = None
+        self._silence_start = None
+        self.resumed = True
+
     def stop_time(
         self, result: YieldResult, tape: SoundTape, frame_s: float, until: float | None = None
     ) -> float | None:
