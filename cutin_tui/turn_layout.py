@@ -19,6 +19,7 @@ from rich.cells import cell_len, chop_cells
 
 from replay.judges.columns import judge_group, judge_groups, judge_title
 from replay.model import FAIL, InlineEvent, Trial, Turn, Verdict
+from replay.plural import plural
 from replay.report.black_box import (
     answer_is_bad,
     answer_phrase,
@@ -417,7 +418,7 @@ class TurnTable:
     def _call_lines(self, width: int, focused: bool) -> list[Line]:
         t = self.trial
         lines = wrap(trial_head(t), width)
-        facts = [t.mode, f"{len(t.turns)} turns"]
+        facts = [t.mode, plural(len(t.turns), "turn")]
         on_line = line_agent(t.header)
         if on_line:
             facts.insert(1, on_line)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.inputs import load_inputs, print_warnings
+from replay.plural import plural
 from sessions.safe_files import shown_name
 
 DESCRIPTION = (
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             out.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise CliError(f"{shown_name(out)}: cannot write: {exc.strerror or exc}") from None
-        print(f"cutin: wrote {shown_name(out)} ({len(trials)} trials)", file=sys.stderr)
+        print(f"cutin: wrote {shown_name(out)} ({plural(len(trials), 'trial')})", file=sys.stderr)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -37,6 +37,7 @@ from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.load import load_one
 from replay.model import Batch, Trial, Verdict
+from replay.plural import plural
 from sessions.safe_files import clean_text, is_dir, shown_name, terminal_line
 
 LOAD_GROUP = "replay-load"
@@ -526,7 +527,7 @@ class ReplayScreen(Screen[None]):
         if self.turn_view.table is not None and self.turn_view.table.trial is trial:
             self._show_current()
         failed = sum(1 for v in message.verdicts if v.label == "fail")
-        self.notify(f"rule judge: {len(message.verdicts)} verdicts, {failed} fail")
+        self.notify(f"rule judge: {plural(len(message.verdicts), 'verdict')}, {failed} fail")
 
     # -- reports
     def action_write_report(self) -> None:

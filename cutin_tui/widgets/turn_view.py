@@ -38,6 +38,7 @@ from cutin_tui.turn_layout import (
     TurnTable,
     format_time,
 )
+from replay.plural import plural
 
 ROLES = (
     "header",
@@ -269,7 +270,7 @@ class TurnView(ScrollView, can_focus=True):
         row = self.cursor
         n = len(self.table) - 1
         if row == 0:
-            self.border_subtitle = f"call · {n} turns"
+            self.border_subtitle = f"call · {plural(n, 'turn')}"
         else:
             at = format_time(self.table.start(row))
             self.border_subtitle = f"turn {row} of {n} · {at}"

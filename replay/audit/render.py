@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from replay.plural import plural
 from sessions.safe_files import terminal_line
 
 if TYPE_CHECKING:
@@ -276,7 +277,9 @@ def paired_table(rows: Sequence[Row]) -> Table:
             pairs,
             str(r["nonzero"]),
             "—" if mean is None else f"{mean:+.2f}",
-            f"{r['pairs']} pairs {FEW}" if (r.get("hidden") or {}).get("ci") else _ci(r["ci"], 2),
+            f"{plural(r['pairs'], 'pair')} {FEW}"
+            if (r.get("hidden") or {}).get("ci")
+            else _ci(r["ci"], 2),
             _num(r["w"], 1),
             p,
         )

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replay.model import FAIL, PASS, WARN, InlineEvent, Trial, Turn, Verdict
+from replay.plural import plural
 
 JUDGE = "rules"
 YIELD_WINDOW_S = 2.0
@@ -324,9 +325,12 @@ def success_verdicts(trial: Trial, phrases: Sequence[str]) -> list[Verdict]:
                 JUDGE,
                 PASS if ok else FAIL,
                 "success",
-                rationale=f"all {len(out)} success phrases spoken"
+                rationale=(
+                    f"all {len(out)} success phrases" if len(out) > 1 else "the success phrase"
+                )
+                + " spoken"
                 if ok
-                else f"{len(missing)} of {len(out)} success phrases never spoken",
+                else f"{len(missing)} of {plural(len(out), 'success phrase')} never spoken",
                 score=(len(out) - len(missing)) / len(out),
                 t=trial.duration,
             )

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from replay.plural import noun, plural
+
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -85,7 +87,7 @@ def agent_table(rows: Sequence[Row]) -> Table:
     for r in rows:
         table.add_row(
             condition_label(r["condition"]),  # escaped there: file text, inert
-            f"{r['calls']}\n{r['agent_turns']} turns",
+            f"{r['calls']}\n{plural(r['agent_turns'], 'turn')}",
             _share(r["yields"], r["yield_total"], r["yield_rate"])
             + f"\n{_ci(r['yield_rate_ci'], _pct_plain)}",
             f"mean {_num(r['yield_latency_mean'])}\n{_ci(r['yield_latency_mean_ci'], s2)}"
@@ -115,7 +117,8 @@ def call_lines(row: Row) -> list[tuple[str, str, str, str]]:
         (
             "R_Y yield rate after interruptions",
             _pct(row["yield_rate"]),
-            f"{_frac(row['yields'], row['yield_total'])} interruptions",
+            f"{_frac(row['yields'], row['yield_total'])} "
+            + noun(row["yield_total"], "interruption"),
             "yield_rate",
         ),
         (
@@ -124,63 +127,67 @@ def call_lines(row: Row) -> list[tuple[str, str, str, str]]:
                 _num(row[k], 3)
                 for k in ("yield_latency_mean", "yield_latency_median", "yield_latency_p95")
             ),
-            f"{row['yields']} yields",
+            plural(row["yields"], "yield"),
             "yield_latency_mean",
         ),
         (
             "false yields after backchannels",
             _pct(row["false_yield_rate"]),
-            f"{_frac(row['false_yields'], row['backchannel_total'])} backchannels",
+            f"{_frac(row['false_yields'], row['backchannel_total'])} "
+            + noun(row["backchannel_total"], "backchannel"),
             "false_yield_rate",
         ),
         (
             "S_BC selectivity: backchannels",
             _num(row["selectivity_backchannel"], 3),
-            f"{row['backchannel_total']} backchannels",
+            plural(row["backchannel_total"], "backchannel"),
             "selectivity_backchannel",
         ),
         (
             "L_R response latency, mean · median (s)",
             f"{_num(row['response_latency_mean'], 3)} · {_num(row['response_latency_median'], 3)}",
-            f"{row['response_total']} agent turns after a caller turn",
+            f"{plural(row['response_total'], 'agent turn')} after a caller turn",
             "response_latency_mean",
         ),
         (
             "R_R response rate",
             _pct(row["response_rate"]),
-            f"{_frac(row['responses'], row['response_total'])} caller turns answered"
+            f"{_frac(row['responses'], row['response_total'])} "
+            f"{noun(row['response_total'], 'caller turn')} answered"
             f" ({row['no_responses']} no_response)",
             "response_rate",
         ),
         (
             "response latency after a backchannel, mean (s)",
             _num(row["backchannel_response_latency_mean"], 3),
-            f"{row['backchannel_responses']} answers after a false yield",
+            f"{plural(row['backchannel_responses'], 'answer')} after a false yield",
             "backchannel_response_latency_mean",
         ),
         (
             "I_A agent interruptions per caller turn",
             _num(row["agent_interruption_rate"], 3),
-            f"{row['agent_interruptions']} agent turns begun inside a caller turn",
+            f"{plural(row['agent_interruptions'], 'agent turn')} begun inside a caller turn",
             "agent_interruption_rate",
         ),
         (
             "dead air (s), total · share of the call · longest gap",
             f"{_num(row['dead_air_s'], 2)} · {_pct(row['dead_air_fraction'])}"
             f" · {_num(row['dead_air_max_gap_s'], 2)}",
-            f"{row['dead_air_long_gaps']} gaps over 3 s in {row['duration_s']:.1f} s",
+            f"{plural(row['dead_air_long_gaps'], 'gap')} over 3 s in {row['duration_s']:.1f} s",
             "dead_air_s",
         ),
         (
             "S_VT selectivity: vocal tics",
             _num(row.get("selectivity_vocal_tic"), 3),
-            f"{row.get('vocal_tic_errors', 0)} errors in {row.get('vocal_tic_total', 0)} tics",
+            f"{plural(row.get('vocal_tic_errors', 0), 'error')} in "
+            + plural(row.get("vocal_tic_total", 0), "tic"),
             "selectivity_vocal_tic",
         ),
         (
             "S_ND selectivity: side talk not meant for the agent",
             _num(row.get("selectivity_non_directed"), 3),
-            f"{row.get('non_directed_errors', 0)} errors in {row.get('non_directed_total', 0)}",
+            f"{plural(row.get('non_directed_errors', 0), 'error')} in "
+            f"{row.get('non_directed_total', 0)}",
             "selectivity_non_directed",
         ),
         (
@@ -192,13 +199,13 @@ def call_lines(row: Row) -> list[tuple[str, str, str, str]]:
         (
             "talk-over of the caller (s), total · per agent turn",
             f"{_num(row['talk_over_s'], 2)} · {_num(row['talk_over_per_turn_s'], 3)}",
-            f"{row['talk_over_turns']} agent turns",
+            plural(row["talk_over_turns"], "agent turn"),
             "talk_over_s",
         ),
         (
             "pauses ≥ 200 ms per minute of agent speech",
             _num(row["pauses_per_min"], 1),
-            f"{row['short_pauses']} pauses / {row['speech_s']:.1f} s of speech",
+            f"{plural(row['short_pauses'], 'pause')} / {row['speech_s']:.1f} s of speech",
             "pauses_per_min",
         ),
     ]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from replay.model import Turn, WordTime
+from replay.plural import plural
 
 UNSURE_BELOW = 0.6
 """A heard word whose probability is below this is shown as unsure."""
@@ -68,5 +69,5 @@ def confidence_note(turn: Turn) -> str | None:
     unsure = sum(is_unsure(w.p) for w in turn.words)
     return (
         f"heard with {100 * mean:.0f} % confidence, "
-        f"{unsure} of {len(turn.words)} words unsure ({UNSURE_MARK})"
+        f"{unsure} of {plural(len(turn.words), 'word')} unsure ({UNSURE_MARK})"
     )

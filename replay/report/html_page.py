@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from replay.judges.columns import judge_groups, judge_title
 from replay.model import Trial, Turn, Verdict
+from replay.plural import noun, plural
 from replay.report.agent_render import call_html
 from replay.report.black_box import cut_marks, turn_cut
 from replay.report.confidence import marked, unsure_indices
@@ -146,9 +147,11 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
     out = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        f"<title>cutin report · {s['trials']} trials</title><style>{_CSS}</style></head><body>",
+        f"<title>cutin report · {plural(s['trials'], 'trial')}</title>",
+        f"<style>{_CSS}</style></head><body>",
         "<h1>cutin report</h1>",
-        f'<p><b>{s["trials"]}</b> trials · <b class="fail">{s["failed"]}</b> failed · '
+        f"<p><b>{s['trials']}</b> {noun(s['trials'], 'trial')} · "
+        f'<b class="fail">{s["failed"]}</b> failed · '
         f'<b class="pass">{s["passed"]}</b> passed'
         + (f' · <b class="info">{s["not_judged"]}</b> not judged' if s["not_judged"] else "")
         + "</p>",
@@ -156,7 +159,7 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
     metrics = report["tau_voice_metrics"]
     if metrics:
         n = metrics["counts"]["n_simulations"]
-        out.append(f"<h2>τ-Voice interaction metrics ({n} tick trials)</h2>")
+        out.append(f"<h2>τ-Voice interaction metrics ({plural(n, 'tick trial')})</h2>")
         out.append("<table><tr><th>metric</th><th>value</th><th>field</th></tr>")
         for label, value, field in metric_rows(metrics):
             out.append(

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from replay.judges.columns import judge_groups, judge_title
 from replay.model import Trial, Turn, Verdict
+from replay.plural import plural
 from replay.report.agent_render import call_markdown
 from replay.report.black_box import cut_marks, turn_cut
 from replay.report.confidence import marked_spoken
@@ -99,7 +100,7 @@ def render_markdown(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> st
     if metrics:
         n = metrics["counts"]["n_simulations"]
         lines += [
-            f"## τ-Voice interaction metrics ({n} tick trials)",
+            f"## τ-Voice interaction metrics ({plural(n, 'tick trial')})",
             "",
             "| metric | value |",
             "| --- | --- |",

@@ -26,6 +26,7 @@ from replay.model import (
     Turn,
     Verdict,
 )
+from replay.plural import plural
 from replay.report.black_box import answer_phrase, false_yield_mark, false_yields, line_agent
 from replay.tau2.control import CALL_EVENTS
 from replay.tau2.effects import environment_label
@@ -165,7 +166,7 @@ def counts_text(trial: Trial) -> str:
 
 
 def summary_line(s: dict[str, Any]) -> str:
-    text = f"{s['trials']} trials · {s['failed']} failed · {s['passed']} passed"
+    text = f"{plural(s['trials'], 'trial')} · {s['failed']} failed · {s['passed']} passed"
     return text + (f" · {s['not_judged']} not judged" if s["not_judged"] else "")
 
 

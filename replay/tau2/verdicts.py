@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replay.model import FAIL, INFO, PASS, WARN, Trial, Verdict
+from replay.plural import plural
 from replay.tau2.messages import call_label, short
 
 # Which reward_info check belongs to which reward_basis entry.
@@ -79,10 +80,15 @@ def reward_verdicts(ri: Mapping[str, Any], trial: Trial) -> list[Verdict]:
                 _check_label(ok, "actions", basis),
                 "actions",
                 score=(len(actions) - len(missed)) / len(actions),
-                rationale=f"all {len(actions)} expected actions taken"
+                rationale=(
+                    f"all {len(actions)} expected actions"
+                    if len(actions) > 1
+                    else "the expected action"
+                )
+                + " taken"
                 if ok
-                else f"{len(missed)} of {len(actions)} expected actions missing or wrong: "
-                + "; ".join(labels),
+                else f"{len(missed)} of {plural(len(actions), 'expected action')} "
+                "missing or wrong: " + "; ".join(labels),
                 t=t,
             )
         )

@@ -20,6 +20,7 @@ import pytest
 from cutin_tui.call_view import AgentEntry, CallView
 from cutin_tui.turn_layout import Columns, TurnTable
 from replay.load import load_log
+from replay.plural import plural
 from replay.report.confidence import UNSURE_BELOW, UNSURE_MARK
 from replay.report.data import build_report
 from replay.report.html_page import render_html
@@ -120,7 +121,8 @@ def test_the_replay_table_dims_the_unsure_words_and_says_how_sure(heard_log: Pat
         assert unsure == want
         if want:
             note = " ".join(text for text, role in pieces if role == "dim")
-            assert "confidence" in note and f"{len(want)} of {len(turn.words)} words unsure" in note
+            said = f"{len(want)} of {plural(len(turn.words), 'word')} unsure"
+            assert "confidence" in note and said in note
 
 
 def test_the_call_screen_keeps_each_words_confidence(heard_log: Path) -> None:

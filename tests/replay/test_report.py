@@ -73,7 +73,7 @@ def test_tick_trials_carry_tau_voice_metrics_with_the_golden_names() -> None:
 
 def test_markdown_marks_cut_unheard_words_and_insertions(tmp_path: Path) -> None:
     md = render_markdown([judged(tmp_path)])
-    assert md.startswith("# cutin report\n\n1 trials · 1 failed · 0 passed")
+    assert md.startswith("# cutin report\n\n1 trial · 1 failed · 0 passed")
     assert "see the address we have on ▌cut ~~file which is the Elm Street" in md
     assert "heard: **uh,** I want to change **my-** my address" in md
     assert "✗ **rules** success: elm street: the agent never said 'elm street'" in md
