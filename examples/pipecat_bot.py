@@ -57,6 +57,15 @@ import numpy as np
 READY_PREFIX = "cutin-bot: listening "
 
 DEFAULT_GREETING = "Hello, you are through to the cutin test line. — I am listening."
+LONG_GREETING = (
+    "Hello, you are through to the cutin test line, where a bot answers all of your calls."
+    " — I am listening now, so go ahead — and ask me anything you would like to know"
+    " about the line."
+)
+"""``--long-greeting``: about 11 s, with pauses after 17 and 24 words. The rule never
+backchannels an agent's first turn but may interrupt it at a pause once 12 words are
+heard: the README's black-box tour cuts into this greeting (β 1), then backchannels
+the answer (γ 1)."""
 DEFAULT_REPLY = (
     "Thanks for calling. I have your account open — and everything looks in order. "
     "Your last payment arrived on the third — and the next one is due in four weeks. "
@@ -108,6 +117,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_GREETING,
         help="said as soon as a call starts ('' for none)",
     )
+    parser.add_argument(
+        "--long-greeting",
+        action="store_true",
+        help="greet with a longer greeting (about 11 s, pauses after 17 and 24 words), so"
+        " a caller's rule at β 1 has room to cut into it",
+    )
     parser.add_argument("--reply", default=DEFAULT_REPLY, help="the fixed answer to every turn")
     parser.add_argument(
         "--llm-base-url", help="ask this OpenAI-compatible endpoint for replies instead"
@@ -126,6 +141,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if bool(args.llm_base_url) != bool(args.model):
         parser.error("--llm-base-url and --model go together")
+    if args.long_greeting:
+        if args.greeting != DEFAULT_GREETING:
+            parser.error("--long-greeting and --greeting TEXT: pick one")
+        args.greeting = LONG_GREETING
     return args
 
 
