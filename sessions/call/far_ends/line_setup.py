@@ -96,6 +96,14 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     cache_dir = spec.cache_dir or Settings().cache_dir
     cache = BackchannelCache(tts, cache_dir, config.backchannel_tokens).load()
     tokens = {t: cache.get(t) for t in config.backchannel_tokens}
+    # The caller's speech is resampled with scipy.signal, whose first import takes seconds
+    # on a busy machine. With the tokens cached, nothing above imported it: pay for it
+    # now, before the line opens, not with the call's first barge-in.
+    import numpy as np
+
+    from sessions.speech.wav import resample
+
+    resample(np.zeros(32, np.float32), 22050, 16000)
     vad = load_vad(spec.vad)
     # Loaded once per process and shared by every call of a batch (so are VAD and speech).
     transcriber = shared_transcriber(spec.stt, cpu_threads=1)
