@@ -7,6 +7,7 @@ nothing of agents or lines.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -74,7 +75,10 @@ class FramePump:
         for listener in list(self.listeners):
             started = getattr(listener, "clock_started", None)
             if callable(started):
-                started(zero)
+                # A log that cannot take its header fails at its first event instead,
+                # where a failing write already ends the call as a crash.
+                with contextlib.suppress(Exception):
+                    started(zero)
 
     def _frame_lag(self, lag_s: float) -> None:
         """How long after it was due a frame is processed (for the lag statistics)."""
