@@ -100,12 +100,19 @@ class KnownAgent:
         out = np.zeros(int(end * RATE) + 1, dtype=np.float32)
         speaks = [r for r in records if r["event"] == "speak"]
         cuts = [round(r["decided_t"] * RATE) for r in records if r["event"] == "stop"]
+        stalls = [r for r in records if r["event"] == "stall"]
         for i, r in enumerate(speaks):
             audio = speech["greeting" if r["why"] == "greeting" else "reply"]
             start = round(r["t"] * RATE)
+            nxt = round(speaks[i + 1]["t"] * RATE) if i + 1 < len(speaks) else None
+            for stall in stalls:  # nothing sent there; the turn goes on after it
+                k = round(stall["t"] * RATE) - start
+                if 0 <= k < audio.size and (nxt is None or k + start < nxt):
+                    gap = np.zeros(round(stall["length_s"] * RATE), np.float32)
+                    audio = np.concatenate([audio[:k], gap, audio[k:]])
             until = start + audio.size
-            if i + 1 < len(speaks):
-                until = min(until, round(speaks[i + 1]["t"] * RATE))
+            if nxt is not None:
+                until = min(until, nxt)
             until = min([until, *[c for c in cuts if c >= start]])
             out[start:until] = audio[: until - start]
         for r in records:
