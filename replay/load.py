@@ -108,6 +108,9 @@ def load_log(path: Path | str) -> Trial:
     try:
         session = read_session(path)
     except LogError as exc:
+        kind = binary_kind(read_head(path))  # a picture named *.jsonl in a folder of logs
+        if kind is not None:
+            raise LoadError(f"{path}: a binary file ({kind}), not a cutin session log") from None
         raise LoadError(str(exc)) from None
     # A log keeps its text exactly (it is appended to and rewritten by nobody); what
     # is shown of it never carries a control character (sessions.safe_files).

@@ -561,7 +561,7 @@ class ReplayScreen(Screen[None]):
                 beside = None
         if beside is None:
             path = _write_page((self.reports_dir or _default_reports_dir()) / name, page)
-        calls = f"{len(trials)} call" + ("" if len(trials) == 1 else "s")
+        calls = plural(len(trials), "call")
         # The file name on a line of its own and the folder on the next: a toast wraps
         # a long path anywhere, which broke the name in two.
         folder = shown_folder(path.parent, TOAST_COLUMNS - len("in "))

@@ -189,3 +189,18 @@ def test_audit_json_holds_no_raw_line_separator_from_a_file_name(
     assert code == 0, err
     assert "\u2028" not in out + err and "\u2029" not in out + err
     json.loads(out)
+
+
+def test_a_picture_named_jsonl_in_a_folder_of_logs_is_called_binary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "calls"
+    folder.mkdir()
+    _log(folder / "a-good.jsonl")
+    (folder / "b-picture.jsonl").write_bytes(_png())
+    said = f"{folder}/b-picture.jsonl: a binary file (PNG image), not a cutin session log\n"
+    assert main(["report", str(folder)]) == 2
+    assert capsys.readouterr().err == f"cutin: {said}"
+    assert main(["report", str(folder), "--skip-bad"]) == 0
+    out, err = capsys.readouterr()
+    assert "# cutin report" in out and err == f"cutin: warning: skipped: {said}"
