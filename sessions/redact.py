@@ -202,18 +202,20 @@ def _basic_forms(info: str) -> list[str]:
 
 
 def _mask_credential(match: re.Match[str]) -> str:
-    """``Basic ***`` for what decodes as a ``user:password``, ``Bearer ***`` for what
-    looks like a token; an ordinary word after "basic" or "bearer" is left alone."""
+    """``Basic ***`` for what decodes as a printable ``user:password``, ``Bearer ***`` for
+    what looks like a token (8 characters or more, with a digit, or 24 or more); an
+    ordinary word after "basic" or "bearer" ("basic information") is left alone."""
     scheme, space, token = match.groups()
     if scheme.lower() == "basic":
         padded = token.rstrip("=") + "=" * (-len(token.rstrip("=")) % 4)
         try:
-            decoded = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-        except (binascii.Error, ValueError):
+            raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+            decoded = raw.decode("utf-8")
+        except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
             return match.group()
-        secret = b":" in decoded
+        secret = ":" in decoded and decoded.isprintable() and len(decoded) >= MIN_SECRET
     else:
-        secret = len(token) >= 16 or any(c.isdigit() for c in token)
+        secret = len(token) >= 24 or (len(token) >= 8 and any(c.isdigit() for c in token))
     return f"{scheme}{space}{MASK}" if secret else match.group()
 
 

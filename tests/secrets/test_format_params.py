@@ -177,6 +177,7 @@ def test_path_parameters_are_secrets(url: str, shown: str) -> None:
         ("Authorization: Bearer sk-abc123", f"Authorization: Bearer {MASK}"),
         ("Bearer eyJhbGciOiJIUzI1NiJ9.e30.x", f"Bearer {MASK}"),
         ("Basic support only; bearer tokens expire", "Basic support only; bearer tokens expire"),
+        ("basic information, basic On, a bearer 2", "basic information, basic On, a bearer 2"),
     ],
 )
 def test_echoed_credentials_are_blanked_ordinary_words_are_not(text: str, scrubbed: str) -> None:
