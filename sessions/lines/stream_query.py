@@ -46,9 +46,10 @@ def query_choice(url: str, param: str, choices: tuple[str, ...]) -> str:
 
 
 def format_params_removed(url: str, *names: str) -> str:
-    """``url`` without its ``names`` query items: the secrets a line's redactor is told
-    of are its URL's query values, and a format choice such as ``codec=PCMU`` checked
-    against a fixed list is no secret (left in, "PCMU" would be blanked in every notice)."""
+    """``url`` without its ``names`` query items: a format choice such as ``codec=PCMU``
+    checked against a fixed list is no secret. :func:`sessions.redact.url_secrets`
+    already leaves out the values of :data:`sessions.redact.FORMAT_PARAMS`; this also
+    covers a format parameter of another name."""
     try:
         parts = urlsplit(url)
         kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in names]
