@@ -362,3 +362,55 @@ def test_the_default_reply_is_long_with_pauses_and_no_question() -> None:
     print(f"\ndefault reply: {seconds:.1f} s, {len(long_pauses)} pauses of 300 ms or more")
     assert 12.0 < seconds < 20.0
     assert len(long_pauses) >= 4
+
+
+def test_the_long_greeting_pauses_after_twelve_words_and_talks_on() -> None:
+    """``--long-greeting`` (the README's black-box tour): a rule at β 1 may cut into an
+    agent's first turn only at a pause past 12 heard words, and the cut needs the bot
+    still talking after it; ``--greeting TEXT`` and it do not go together."""
+    import importlib.util
+    import shutil
+    import subprocess
+
+    from tests.support.pipecat_bot import BOT
+
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
+    spec = importlib.util.spec_from_file_location("pipecat_bot_example", BOT)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)  # its top level imports only the stdlib and numpy
+    assert example.parse_args(["--long-greeting"]).greeting == example.LONG_GREETING
+    assert example.parse_args([]).greeting == example.DEFAULT_GREETING
+    with pytest.raises(SystemExit):
+        example.parse_args(["--long-greeting", "--greeting", "hi"])
+    text = example.LONG_GREETING
+    assert "?" not in text
+    words = [w for w in text.split() if w not in example.PAUSE_TOKENS]
+    before = text.split(" — ")[0].split()
+    assert len(before) >= 15  # tiny.en hears fewer words than were said
+    wav = subprocess.run(
+        [
+            "espeak-ng",
+            "-m",
+            "-v",
+            "en-us",
+            "-s",
+            "165",
+            "--stdout",
+            example.text_to_ssml(text, 350),
+        ],
+        capture_output=True,
+        check=True,
+    ).stdout
+    rate, pcm = example.wav_to_pcm16(wav)
+    hop = rate // 100
+    level = np.sqrt(np.mean((pcm[: pcm.size // hop * hop] / 32768.0).reshape(-1, hop) ** 2, 1))
+    loud_at = np.flatnonzero(level >= 0.003) / 100
+    gaps = np.diff(loud_at)
+    pauses = [(float(loud_at[i]), float(g)) for i, g in enumerate(gaps) if g >= 0.3]
+    seconds, last = pcm.size / rate, float(loud_at[-1])
+    print(f"\nlong greeting: {seconds:.1f} s, {len(words)} words, pauses (at, s) {pauses}")
+    assert 9.0 < seconds < 13.0
+    assert len(pauses) >= 2 and all(at > 4.0 for at, _ in pauses)
+    assert last - pauses[0][0] > 4.0  # room for the cut and the bot's yield after it
