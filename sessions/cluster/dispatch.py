@@ -234,7 +234,10 @@ class _Driver:
             self.stats.nodes.add(actor.host)
             self.stats.slots += actor.slot.slots
         slots, cpus = actor.slot.slots, actor.slot.cpus
-        self.note(f"node {actor.host} ({info.host}): {slots} call slots, {cpus:g} CPUs")
+        self.note(
+            f"node {actor.host} ({info.host}): {slots} call slot{'' if slots == 1 else 's'}, "
+            f"{cpus:g} CPU{'' if cpus == 1 else 's'}"
+        )
 
     def _drop(self, actor: _Actor) -> None:
         if actor in self.actors:
@@ -297,7 +300,8 @@ class _Driver:
                 self.note(f"{job.spec.stem}: rerun (attempt {job.attempt} of {MAX_ATTEMPTS})")
                 queue.appendleft(job)
                 return None
-            message = f"its node was lost {len(job.lost)} times; last: {job.lost[-1]}"
+            times = "once" if len(job.lost) == 1 else f"{len(job.lost)} times"
+            message = f"its node was lost {times}; last: {job.lost[-1]}"
             return CallOutcome(
                 job.spec,
                 CallStatus.FAILED,

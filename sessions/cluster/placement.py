@@ -75,7 +75,9 @@ def plan_actors(
     if not actors:
         total = sum(max(c, 0.0) for _, c in nodes)
         raise PlacementError(
-            f"the Ray cluster has no node with {cost:g} free CPUs for a call "
-            f"({len(nodes)} nodes, {total:g} CPUs in all)"
+            f"the Ray cluster has no node with {cost:g} free CPU{'' if cost == 1 else 's'} "
+            "for a call "
+            f"({len(nodes)} node{'' if len(nodes) == 1 else 's'}, "
+            f"{total:g} CPU{'' if total == 1 else 's'} in all)"
         )
     return actors

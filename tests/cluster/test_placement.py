@@ -41,7 +41,8 @@ def test_never_more_slots_than_calls() -> None:
 
 
 def test_a_cluster_without_room_for_one_call_is_one_clear_error() -> None:
-    with pytest.raises(PlacementError, match=r"no node with 1 free CPUs .*2 nodes, 0\.5 CPUs"):
+    no_room = r"no node with 1 free CPU for a call .*2 nodes, 0\.5 CPUs"
+    with pytest.raises(PlacementError, match=no_room):
         plan_actors([("a", 0.5), ("b", 0.0)], 1.0, 5, shared=False)
     with pytest.raises(PlacementError, match="positive"):
         plan_actors([("a", 4.0)], 0.0, 5, shared=True)

@@ -78,7 +78,7 @@ def test_a_ray_run_files_what_a_jobs_run_files(cluster: RayCluster, tmp_path: Pa
     assert _summary(ray.stdout)["ran"] == 4
     # A virtual-clock call costs a CPU: a single-slot actor per 1-CPU node (the head's may
     # run all four before the worker's Python has started: the line test waits for both).
-    assert re.search(r"node \S+ \(.*\): 1 call slots, 1 CPUs", ray.stderr), ray.stderr
+    assert re.search(r"node \S+ \(.*\): 1 call slot, 1 CPU$", ray.stderr, re.M), ray.stderr
     assert "Traceback" not in ray.stderr
     jobs = _cutin(cluster, *VIRTUAL_PLAN, "--out", str(local), "--jobs", "2", "--json")
     assert jobs.returncode == 0, jobs.stderr
