@@ -6,7 +6,9 @@ machine did not pace it (too many calls at once, or a busy machine): the caller'
 audio went out late and the agent's was read late, so the call's latencies (yield,
 response) and talk-over are off by up to that lag. The audit notes such calls and,
 unless ``--keep-lagged``, leaves them out of the agent-under-test table, where the
-latency figures are (their caller-side counts stay in the condition tables).
+latency figures and the no_response counts are (a call that fell behind may have missed
+the agent's answer: the machine's fault, not the agent's); their caller-side counts stay
+in the condition tables.
 """
 
 from __future__ import annotations
@@ -57,7 +59,13 @@ def set_aside_lagged(conversations: Sequence[Conversation], *, keep: bool) -> li
         f"trusted ({names})"
     )
     if keep:
-        return [f"{head}; kept in the latency figures (--keep-lagged)"]
+        return [
+            f"{head}; kept in the latency figures (--keep-lagged): {'their' if many else 'its'} "
+            "latencies and no_responses may be this machine falling behind, not the agent"
+        ]
     for conv, _ in lagged:
         conv.agent = None
-    return [f"{head}; left out of the agent-under-test latency figures (--keep-lagged keeps them)"]
+    return [
+        f"{head}; left out of the agent-under-test figures, latencies and no_responses "
+        "(--keep-lagged keeps them)"
+    ]
