@@ -7,10 +7,11 @@ verdict sidecar ``cutin judge`` writes for them, the positions file ``cutin posi
 extract`` writes, and the shipped scenario, gallery and agent-profile TOML.
 Each case applies one mutation (torn or flipped lines, a wrong type in a field cutin
 reads, an event ``type`` that is a list or an object, huge or edge-of-range numbers,
-NaN/Infinity, deep nesting, UTF-16/32, lone surrogates, terminal escape sequences and
-markup in texts, C1 controls and DEL in ids, huge turns and tables in scenarios and
-profiles, special and unreadable files and folders), sometimes under a hostile file
-name (ESC, CR, LF, C1, markup, an undecodable byte), and runs one command on it
+NaN/Infinity, deep nesting, UTF-16/32, binary files (PNG, gzip, zip, WAV, PDF …), lone
+surrogates, terminal escape sequences and markup in texts, C1 controls and DEL in ids,
+huge turns and tables in scenarios and profiles, special and unreadable files and
+folders), sometimes under a hostile file
+name (ESC, CR, LF, U+2028, C1, markup, an undecodable byte), and runs one command on it
 (``cutin report``/``audit``/``judge``, ``simulate`` with the scenario or profile,
 ``overlaps --check``/``--export``, or the positions reader of ``prompt-audit``).
 
@@ -18,8 +19,8 @@ Every case must end, within :data:`TIME_LIMIT_S`, in either a clean result (exit
 or judge's 1) or one clear error (exit 2, one ``cutin: …`` line per problem, whatever
 the file's name holds) and never in an exception; its output must hold no NaN/Inf and
 no raw control character (C0, DEL or C1), JSON output must parse, the HTML must hold
-no live markup from the file, and a mutation that breaks data must be reported (an
-error or a warning), never dropped in silence.
+no live markup from the file, a binary file's error must call it one, and a mutation
+that breaks data must be reported (an error or a warning), never dropped in silence.
 
 Unreadable files and folders are made with ``chmod 000``. Root reads those anyway, so
 when the fuzzer runs as root it lowers its own file-access capabilities
