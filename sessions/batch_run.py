@@ -352,7 +352,7 @@ def run_batch(
             if board is not None:
                 board._ended(spec.stem)
         return
-    yield from _run_parallel(todo, scenarios, options, out_dir, jobs, settings)
+    yield from _run_parallel(todo, scenarios, options, out_dir, jobs, settings, board)
 
 
 def _run_parallel(
@@ -362,6 +362,7 @@ def _run_parallel(
     out_dir: Path,
     jobs: int,
     settings: Settings | None,
+    board: BatchBoard | None = None,
 ) -> Iterator[CallOutcome]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -369,12 +370,23 @@ def _run_parallel(
     # spawn: workers start clean (no inherited threads or open files).
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    # The workers take the calls in the order submitted, one each: the board shows the
+    # first ``jobs`` running, then the next as each ends.
+    waiting = list(todo)
     try:
-        futures = [
-            pool.submit(run_call, spec, scenarios[spec.scenario], options, out_dir, settings)
+        futures = {
+            pool.submit(run_call, spec, scenarios[spec.scenario], options, out_dir, settings): spec
             for spec in todo
-        ]
+        }
+        if board is not None:
+            for spec in waiting[:jobs]:
+                board._started(spec.stem, None)
+            del waiting[:jobs]
         for future in as_completed(futures):
+            if board is not None:
+                board._ended(futures[future].stem)
+                if waiting:
+                    board._started(waiting.pop(0).stem, None)
             yield future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -118,3 +118,23 @@ def test_help_never_splits_a_flag(
         assert "--max-seconds" in text or "--keep-lagged" in text
         split = [line for line in text.splitlines() if re.search(r"\w-$", line)]
         assert not split, f"COLUMNS={columns}: {split}"
+
+
+def test_parallel_virtual_calls_show_as_running(tmp_path: Path) -> None:
+    """--jobs 2 on the virtual clock (worker processes): the board shows two calls running,
+    then the next as each ends (it showed none)."""
+    from sessions.batch_run import RunOptions, run_batch
+    from sessions.scenarios import load_scenario
+
+    scenario = load_scenario("clinic-triage")
+    specs = plan_batch([scenario.name], [Condition(0.5, 0.0, 0.5)], runs=3)
+    board = BatchBoard()
+    seen = []
+    for outcome in run_batch(
+        specs, {scenario.name: scenario}, RunOptions(), tmp_path, jobs=2, board=board
+    ):
+        assert outcome.status is CallStatus.RAN, outcome.message
+        seen.append(sorted(s.stem for s in board.running()))
+    assert board.peak == 2 and len(board.took()) == 3
+    # After the first ends, the other and the third run; then one; then none.
+    assert [len(stems) for stems in seen] == [2, 1, 0] and specs[2].stem in seen[0]
