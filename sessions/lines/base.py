@@ -201,6 +201,8 @@ class PlayoutBuffer:
         self._clock: Callable[[], float] | None = None
         self.taken = 0
         """Timeline samples handed to the loop (the next frame starts here)."""
+        self._frame = round(0.032 * LINE_RATE)
+        """The loop's frame (the last ``take``)."""
         self._end = 0
         """Timeline position where the queued audio ends."""
         self._cleared_at: int | None = None
@@ -227,14 +229,20 @@ class PlayoutBuffer:
         with self._lock:
             self._clock = clock
 
-    def _now(self) -> int | None:
-        """The timeline position playing now (None without a clock); lock held."""
+    def _now(self, *, loop: bool = False) -> int | None:
+        """The timeline position playing now (None without a clock); lock held.
+
+        With ``loop``, at most one frame past what the loop has taken: when the loop runs
+        late (a loaded machine), audio that comes before the loop needs it is on time, as
+        it was before the loop fell behind (the agent paced by the caller's audio, which
+        the late loop has not sent yet, is not made to run dry by cutin's lateness)."""
         if self._clock is None:
             return None
         now = self._clock()
         if not math.isfinite(now):
             return self.taken
-        return max(self.taken, int(now * LINE_RATE))
+        now_i = max(self.taken, int(now * LINE_RATE))
+        return min(now_i, self.taken + self._frame) if loop else now_i
 
     @property
     def buffered_s(self) -> float:
@@ -253,7 +261,7 @@ class PlayoutBuffer:
             if chunk.size > room:
                 self.dropped += chunk.size - room
                 chunk = chunk[:room]
-            now = self._now()
+            now = self._now(loop=True)
             if now is None or self._end >= now:
                 start = max(self._end, self.taken)
             else:  # it ran dry: a talkspurt or a stall, played ``depth`` after it came
@@ -281,6 +289,7 @@ class PlayoutBuffer:
                 else:
                     self._chunks[0] = (hi, head[hi - start :])
             self.taken = hi
+            self._frame = n
             self._buffered -= filled
             self.played += filled
         return out
@@ -310,7 +319,7 @@ class PlayoutBuffer:
         i0, i1 = round(t0 * LINE_RATE), round(t1 * LINE_RATE)
         with self._lock:
             gaps = list(self.gaps)
-            now = self._now()
+            now = self._now(loop=True)
             ran = self.played + self._buffered > 0
             if now is not None and ran and self._cleared_at is None and self._end < now:
                 gaps.append((self._end, now))
@@ -320,7 +329,7 @@ class PlayoutBuffer:
         """Where the agent's audio ran out, if it has (by now, on the call's clock) with
         no clear: a delivery gap in progress, or the agent done; None otherwise."""
         with self._lock:
-            now = self._now()
+            now = self._now(loop=True)
             if now is None or self._cleared_at is not None or self.played + self._buffered == 0:
                 return None
             return self._end if self._end < now else None

@@ -118,3 +118,20 @@ def test_the_depth_is_bounded() -> None:
     for bad in (-0.1, 2.5, float("nan")):
         with pytest.raises(ValueError):
             PlayoutBuffer(depth_s=bad)
+
+
+def test_a_late_loop_does_not_make_a_paced_agent_run_dry() -> None:
+    # An agent that sends as it hears (the known agent, 50 ms ahead): the loop stalls
+    # 300 ms, so it sends nothing meanwhile; its audio that comes before the loop needs it
+    # is on time (the stall is cutin's, not a gap in the agent's delivery).
+    clock, buf = Clock(), PlayoutBuffer(depth_s=0.06)
+    buf.follow(clock)
+    clock.t = 0.0
+    buf.push(tone(0.55))  # the first 0.55 s, queued before the call's clock started
+    out = [buf.take(FRAME) for _ in range(15)]  # to 0.48 s, on time
+    clock.t = 0.8  # the loop stalled: it has taken 0.48 s by 0.8 s
+    buf.push(tone(0.5))
+    out += [buf.take(FRAME) for _ in range(30)]
+    runs = sound_runs(np.concatenate(out))
+    assert len(runs) == 1 and runs[0] == pytest.approx((0.0, 1.05), abs=1e-3)
+    assert not buf.gaps
