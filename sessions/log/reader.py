@@ -1,18 +1,21 @@
-"""Load a session log into memory, tolerating what a crash leaves behind."""
+"""Load a session log into memory a line at a time, tolerating what a crash leaves behind."""
 
 from __future__ import annotations
 
 import gc
 import json
+import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from sessions.log.models import (
+    KNOWN_TYPES,
     SCHEMA_NAME,
     SCHEMA_VERSION,
     Event,
@@ -22,16 +25,19 @@ from sessions.log.models import (
     parse_event,
 )
 from sessions.safe_files import (
+    MAX_BYTES,
     FileError,
     JsonSyntaxError,
     _bounded_int,
     _finite_float,
+    _kind,
     _needs_walk,
     _reject_constant,
+    _strerror,
     decode_text,
     fix_surrogates,
     parse_json,
-    read_bytes,
+    shown_name,
 )
 
 E = TypeVar("E")
@@ -107,61 +113,84 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+MAX_LINE_BYTES = 16 << 20
+"""Longest log line read (16 MiB; an agent turn of a thousand words is ~60 KiB): a
+longer one is never held whole; it is a bad line (see :func:`read_session`)."""
+
+
 @_gc_paused()
 def read_session(
-    path: Path | str, *, skip_bad: bool = False, max_lines: int | None = None
+    path: Path | str,
+    *,
+    skip_bad: bool = False,
+    max_lines: int | None = None,
+    keep_unknown: bool = False,
 ) -> Session:
-    """Read ``path``. A torn last line is a warning, and so is a line a crash cut
-    short before more lines were appended; any other bad line is a :class:`LogError`
+    """Read ``path``, a line at a time (the file is never held whole). A torn last line
+    is a warning, and so is a line a crash cut short before more lines were appended;
+    any other bad line (one over :data:`MAX_LINE_BYTES` too) is a :class:`LogError`
     naming file and line, unless ``skip_bad`` (then a warning). ``max_lines``: read
     only the first lines (header included), as if the call had stopped there (a
-    preview of a long log while the whole of it loads)."""
+    preview of a long log while the whole of it loads). An event of a type this
+    cutin does not know is kept as its type and time only, unless ``keep_unknown``
+    (then whole, as written: no reader of a log needs more, and a newer cutin's
+    chatty events would otherwise cost many times their size)."""
     path = Path(path)
     try:
-        raw = read_bytes(path)
+        lines = _log_lines(path, max_lines)
+        first = next(lines, None)
     except FileError as exc:
         raise LogError(str(exc)) from None
-    torn_tail = not raw.endswith(b"\n")
-    chunks = raw.split(b"\n", -1 if max_lines is None else max_lines)
-    if max_lines is not None and len(chunks) > max_lines:
-        chunks.pop()  # the rest of the file, unsplit
-        torn_tail = False
-    if chunks and chunks[-1] == b"":
-        chunks.pop()
-    if not chunks or not chunks[0].strip():
+    if first is None or (isinstance(first[1], bytes) and not first[1].strip()):
         raise LogError(f"{path}: empty file, expected a cutin session log")
+    head_line = first[1]
     try:
-        first = decode_text(chunks[0], f"{path}", clean=fix_surrogates)
-        head = parse_json(first, str(path), line=1, strings=fix_surrogates)
+        if isinstance(head_line, int):
+            _refuse_long_head(first[3], path)
+            raise LogError(
+                f"{path}:1: not a cutin session log (line 1 is over the"
+                f" {MAX_LINE_BYTES >> 20} MiB line limit)"
+            )
+        text = decode_text(head_line, f"{path}", clean=fix_surrogates)
+        head = parse_json(text, str(path), line=1, strings=fix_surrogates)
     except JsonSyntaxError:
         raise LogError(f"{path}:1: not a cutin session log (line 1 is not JSON)") from None
+    except LogError:
+        raise
     except FileError as exc:
         raise LogError(f"{path}:1: not a cutin session log ({_after_place(str(exc))})") from None
-    lines = chunks
     header = parse_header(head, f"{path}:1")
     events: list[Event] = []
     warnings: list[LogWarning] = []
     skipped: list[int] = []
-    last = len(lines)
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        try:
-            events.append(_parse_line(line, str(path), lineno))
-        except (ValueError, ValidationError) as exc:
-            detail = _short_error(exc) if isinstance(exc, ValidationError) else str(exc)
-            if isinstance(exc, _CutShort) and lineno < last:
-                # A crash cut this line, then the call was resumed (or verdicts were
-                # appended) on a fresh line: the crash cost this line only.
-                warnings.append(LogWarning(lineno, "truncated line ignored (crash, then appended)"))
-            elif lineno == last and torn_tail:
-                warnings.append(LogWarning(lineno, "truncated last line ignored (crash?)"))
-            elif skip_bad:
-                skipped.append(lineno)
-                if len(skipped) <= SHOWN_SKIPS:
-                    warnings.append(LogWarning(lineno, f"bad line skipped: {detail}"))
-            else:
-                raise LogError(f"{path}:{lineno}: malformed event: {detail}") from None
+    try:
+        for lineno, line, is_last, torn in lines:
+            if isinstance(line, bytes) and not line.strip():
+                continue
+            try:
+                if isinstance(line, int):
+                    raise ValueError(
+                        f"a line of {line:,} bytes, over the {MAX_LINE_BYTES >> 20} MiB line limit"
+                    )
+                events.append(_shared(_parse_line(line, str(path), lineno, keep_unknown)))
+            except (ValueError, ValidationError) as exc:
+                detail = _short_error(exc) if isinstance(exc, ValidationError) else str(exc)
+                if isinstance(exc, _CutShort) and not is_last:
+                    # A crash cut this line, then the call was resumed (or verdicts were
+                    # appended) on a fresh line: the crash cost this line only.
+                    warnings.append(
+                        LogWarning(lineno, "truncated line ignored (crash, then appended)")
+                    )
+                elif is_last and torn:
+                    warnings.append(LogWarning(lineno, "truncated last line ignored (crash?)"))
+                elif skip_bad:
+                    skipped.append(lineno)
+                    if len(skipped) <= SHOWN_SKIPS:
+                        warnings.append(LogWarning(lineno, f"bad line skipped: {detail}"))
+                else:
+                    raise LogError(f"{path}:{lineno}: malformed event: {detail}") from None
+    except FileError as exc:  # the file changed under the reader (grew past the cap)
+        raise LogError(str(exc)) from None
     if len(skipped) > SHOWN_SKIPS:
         more = len(skipped) - SHOWN_SKIPS
         warnings.append(
@@ -174,6 +203,124 @@ def read_session(
     return Session(path, header, events, warnings)
 
 
+def _log_lines(path: Path, max_lines: int | None) -> Iterator[Any]:
+    """The lines of the regular file ``path`` (at most ``max_lines``), read one ahead,
+    each as (line number, the line without its newline or, over
+    :data:`MAX_LINE_BYTES`, its length, whether it is the last, whether it is torn:
+    the file's last bytes with no newline after them; for a first line too long, its
+    first bytes instead, for :func:`_refuse_long_head`). The file is checked as
+    :func:`~sessions.safe_files.read_bytes` checks it (a regular file, opened without
+    blocking, at most :data:`~sessions.safe_files.MAX_BYTES`) before the first line."""
+    fh = _open_regular(path)
+    return _lookahead(_split(fh, path, max_lines))
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    name = shown_name(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise FileError(f"{name}: cannot read: {_kind(st.st_mode)}, not a regular file")
+    if st.st_size > MAX_BYTES:
+        raise FileError(f"{name}: too large ({st.st_size:,} bytes; the limit is {MAX_BYTES:,})")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the check
+        os.close(fd)
+        raise FileError(f"{name}: cannot read: not a regular file")
+    return os.fdopen(fd, "rb", buffering=1 << 20)
+
+
+def _split(fh: BinaryIO, path: Path, max_lines: int | None) -> Iterator[tuple[Any, ...]]:
+    """(line number, line or length, torn or, for a too long first line, its head)."""
+    name = shown_name(path)
+    total = 0
+    lineno = 0
+    with fh:
+        while max_lines is None or lineno < max_lines:
+            try:
+                line = fh.readline(MAX_LINE_BYTES + 1)
+            except OSError as exc:
+                raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
+            if not line:
+                return
+            lineno += 1
+            total += len(line)
+            ended = line.endswith(b"\n")
+            if ended:
+                line = line[:-1]
+            if len(line) <= MAX_LINE_BYTES:
+                if total > MAX_BYTES:
+                    raise FileError(f"{name}: too large (over {MAX_BYTES:,} bytes)")
+                yield lineno, line, not ended
+                continue
+            head, size = line[:4096], len(line)
+            while not ended:  # pass over the rest of the line, holding none of it
+                more = fh.readline(1 << 20)
+                size += len(more)
+                total += len(more)
+                if total > MAX_BYTES:
+                    raise FileError(f"{name}: too large (over {MAX_BYTES:,} bytes)")
+                if not more:
+                    break
+                ended = more.endswith(b"\n")
+            size -= ended
+            yield lineno, size, (head if lineno == 1 else not ended)
+
+
+def _lookahead(items: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    previous = next(items, None)
+    for item in items:
+        assert previous is not None
+        yield (*previous[:2], False, previous[2])
+        previous = item
+    if previous is not None:
+        yield (*previous[:2], True, previous[2])
+
+
+def _refuse_long_head(head: Any, path: Path) -> None:
+    """A first line over the line limit: raise :func:`decode_text`'s error when its
+    first bytes say what the file is (binary, UTF-16, not UTF-8), else return."""
+    if not isinstance(head, bytes):
+        return
+    cut = len(head)
+    while cut and head[cut - 1] >= 0x80:  # no UTF-8 character cut in two at the end
+        cut -= 1
+    decode_text(head[:cut] if cut else head[:0], f"{path}", clean=fix_surrogates)
+
+
+_SETS: dict[tuple[type, frozenset[str]], set[str]] = {}
+_NO_EXTRA: dict[str, Any] = {}
+
+
+def _shared(model: Any) -> Any:
+    """``model`` (an event, and the models within it: words, insertions...) made to
+    share pydantic's bookkeeping with the events read before it: its set of fields set
+    and, when it has no unknown field, its empty dict of them. Each is a container per
+    instance otherwise: 280 bytes of a 550-byte word timing, a sixth of a 20-word
+    turn's words event. Nothing reads or writes them after reading (the writer leaves
+    out fields by value, not by whether they were set), so sharing is safe."""
+    fields = model.__pydantic_fields_set__
+    key = (type(model), frozenset(fields))
+    shared = _SETS.get(key)
+    if shared is None:
+        shared = _SETS[key] = fields
+    object.__setattr__(model, "__pydantic_fields_set__", shared)
+    if model.__pydantic_extra__ == _NO_EXTRA:
+        object.__setattr__(model, "__pydantic_extra__", _NO_EXTRA)
+    for value in model.__dict__.values():
+        if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+            for item in value:
+                _shared(item)
+        elif isinstance(value, BaseModel):
+            _shared(value)
+    return model
+
+
 class _CutShort(ValueError):
     """The line is the start of a JSON object that a crash cut off."""
 
@@ -183,7 +330,7 @@ def _after_place(message: str) -> str:
     return message.split(": ", 1)[1] if ": " in message else message
 
 
-def _parse_line(raw: bytes, where: str, lineno: int) -> Event:
+def _parse_line(raw: bytes, where: str, lineno: int, keep_unknown: bool = True) -> Event:
     body = raw.rstrip()
     try:
         line = body.decode("utf-8")
@@ -210,6 +357,8 @@ def _parse_line(raw: bytes, where: str, lineno: int) -> Event:
     if not isinstance(data["type"], str):
         # A list or object here once reached a set lookup (unhashable): name it instead.
         raise ValueError(f'"type" is {_json_kind(data["type"])}, not a string')
+    if not keep_unknown and data["type"] not in KNOWN_TYPES:
+        data = {"type": data["type"], "t": data["t"]}  # what a reader of it needs
     return parse_event(data)
 
 

@@ -137,7 +137,7 @@ def test_every_event_type_round_trips(tmp_path: Path) -> None:
     events = every_event()
     known = {type(e) for e in events}
     assert len(known) == 14  # 13 known types and UnknownEvent
-    session = read_session(write_log(tmp_path / "call.jsonl", events))
+    session = read_session(write_log(tmp_path / "call.jsonl", events), keep_unknown=True)
     assert session.header == header()
     assert session.warnings == []
     assert len(session.events) == len(events)
@@ -282,7 +282,7 @@ def test_an_unknown_event_type_loads_as_unknown_event(tmp_path: Path) -> None:
     path = write_log(tmp_path / "call.jsonl", [])
     with path.open("a", encoding="utf-8") as fh:
         fh.write('{"type": "sigh", "t": 2.0, "speaker": "user", "depth": 3}\n')
-    (event,) = read_session(path).events
+    (event,) = read_session(path, keep_unknown=True).events
     assert isinstance(event, UnknownEvent)
     assert (event.type, event.t, event.model_extra) == (
         "sigh",
@@ -290,6 +290,10 @@ def test_an_unknown_event_type_loads_as_unknown_event(tmp_path: Path) -> None:
         {"speaker": "user", "depth": 3},
     )
     assert json.loads(dump_line(event)) == {"type": "sigh", "t": 2.0, "speaker": "user", "depth": 3}
+    # By default (every reader of a log) only its type and time are kept.
+    (slim,) = read_session(path).events
+    assert isinstance(slim, UnknownEvent)
+    assert (slim.type, slim.t, slim.model_extra) == ("sigh", 2.0, {})
 
 
 def test_parse_event_picks_the_model_by_type() -> None:
