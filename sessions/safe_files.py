@@ -240,9 +240,23 @@ def binary_kind(raw: bytes) -> str | None:
     if raw[4:8] == b"ftyp" and raw[:1] == b"\x00":
         return "MP4/M4A media"
     sample = raw[:4096]
-    if b"\x00" in sample and _utf16_guess(sample) is None:
+    if b"\x00" not in sample or _utf16_guess(sample) is not None:
+        return None
+    # Binary data is also not UTF-8; a text with a stray run of NULs is a broken text,
+    # whose reader names the line (unless NULs are a tenth of it).
+    if sample.count(0) * 10 > len(sample) or not _utf8_so_far(sample):
         return "NUL bytes"
     return None
+
+
+def _utf8_so_far(sample: bytes) -> bool:
+    """Whether ``sample`` (the start of a file) is UTF-8, a character cut at its end
+    aside."""
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.end == len(sample) and exc.reason == "unexpected end of data"
+    return True
 
 
 def _utf16_guess(sample: bytes) -> str | None:

@@ -26,6 +26,7 @@ from sessions.log.writer import append_events
 from sessions.safe_files import (
     FileError,
     JsonSyntaxError,
+    binary_kind,
     inert_json,
     parse_json,
     read_bytes,
@@ -59,6 +60,9 @@ def _header(path: Path) -> dict[str, Any]:
     except (FileError, UnicodeDecodeError):
         header = None
     if not isinstance(header, dict) or header.get("schema") != SIDECAR_SCHEMA:
+        kind = binary_kind(first)
+        if kind is not None:
+            raise LoadError(f"{path}: a binary file ({kind}), not a cutin verdict sidecar")
         raise LoadError(
             f'{path}: not a cutin verdict sidecar (line 1 must have "schema": "{SIDECAR_SCHEMA}")'
         )

@@ -204,3 +204,20 @@ def test_a_picture_named_jsonl_in_a_folder_of_logs_is_called_binary(
     assert main(["report", str(folder), "--skip-bad"]) == 0
     out, err = capsys.readouterr()
     assert "# cutin report" in out and err == f"cutin: warning: skipped: {said}"
+
+
+def test_a_binary_verdict_sidecar_is_called_binary(tmp_path: Path) -> None:
+    import shutil
+
+    from replay.load import load_path
+    from replay.tau2.sidecar import default_sidecar
+    from tests.conftest import TAU2_FIXTURES
+
+    results = tmp_path / "results.json"
+    shutil.copy(TAU2_FIXTURES / "text_airline_results.json", results)
+    default_sidecar(results).write_bytes(_png())
+    warnings = load_path(results).warnings
+    assert [w for w in warnings if "sidecar" in w] == [
+        f"verdict sidecar not read: {default_sidecar(results)}: a binary file (PNG image), "
+        "not a cutin verdict sidecar"
+    ]
