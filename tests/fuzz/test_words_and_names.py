@@ -221,3 +221,16 @@ def test_a_binary_verdict_sidecar_is_called_binary(tmp_path: Path) -> None:
         f"verdict sidecar not read: {default_sidecar(results)}: a binary file (PNG image), "
         "not a cutin verdict sidecar"
     ]
+
+
+def test_a_log_with_a_stray_run_of_nuls_keeps_its_line_precise_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _log(tmp_path / "call.jsonl")
+    lines = log.read_bytes().split(b"\n")
+    lines.insert(1, b"\x00" * 20)
+    log.write_bytes(b"\n".join(lines))
+    assert binary_kind(log.read_bytes()) is None
+    assert main(["report", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cutin: {log}:2: malformed event") and "binary" not in err, err
