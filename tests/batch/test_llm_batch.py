@@ -114,7 +114,9 @@ def test_failed_calls_are_kept_aside_and_rerun(
     code, _, err = simulate(capsys, *argv)
     assert code == 1
     assert "0 calls run, 0 skipped, 2 failed" in err
-    assert "failed clinic-triage__a0.5_b0_g0.5__run01: agent:" in err
+    # The reason is on the call's progress line, once (the report does not repeat it).
+    assert "clinic-triage__a0.5_b0_g0.5__run01 FAILED: agent:" in err
+    assert err.count("scripted bad request") == 2, err
     assert not list(out.glob("*.jsonl"))
     failed = sorted(out.glob("*.jsonl.failed"))
     assert len(failed) == 2 and all(read_session(p).of(ErrorEvent) for p in failed)
