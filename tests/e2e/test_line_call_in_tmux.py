@@ -52,15 +52,20 @@ def test_the_readme_tour_then_barge_in_with_f2_and_read_the_yield(
             then="echo EXIT=$?",
         )  # fmt: skip
         tmux.wait_for("open", timeout=60)  # the line's status
-        # The tour, no key pressed: β 1 cuts into the greeting, γ 1 backchannels the answer.
-        _wait_in_log(sessions, '"after":"interruption"', timeout=60)
-        _wait_in_log(sessions, '"after":"backchannel"', timeout=90)
-        tmux.wait_for(lambda s: all(m in s for m in ("▌cut", "■stop+", "■false-yield+")))
+        # The tour, no key pressed: β 1 cuts into the greeting, γ 1 backchannels the answer
+        # (each mark is looked for while it is on the screen: the transcript scrolls).
+        _wait_on_screen(tmux, ("▌cut", "■stop+", "■false-yield+"), timeout=120)
+        _wait_in_log(sessions, '"after":"interruption"', timeout=10)
+        _wait_in_log(sessions, '"after":"backchannel"', timeout=10)
         # Now by hand: the autos off, a typed line, and F2 into the bot's answer.
         tmux.keys("F4", "F5")
         cuts_so_far = _count_in_log(sessions, '"after":"interruption"')
         tmux.wait_for(lambda s: "auto-interrupt    off" in s and "auto-backchannel  off" in s)
-        _wait_until_quiet(bot, seconds=3.0, timeout=30)  # it may be answering an "mm-hmm"
+        # The bot may be answering the "uh-huh" (when its whisper heard words in it); and
+        # the ears catch up, so hanging up later has only the last turn to transcribe:
+        # the driver gives it 3 s, and on a loaded machine a backlog outlasts that.
+        _wait_until_quiet(bot, seconds=2.0, timeout=40)
+        _wait_between_turns(sessions, timeout=60)
         typed = time.monotonic()
         tmux.type("hello, what is my balance please")
         tmux.keys("Enter")
@@ -72,11 +77,7 @@ def test_the_readme_tour_then_barge_in_with_f2_and_read_the_yield(
         tmux.keys("F2")
         bot.wait_line("interrupted", timeout=20, after=answering[0])
         _wait_in_log(sessions, '"after":"interruption"', timeout=30, count=cuts_so_far + 1)
-        # Quit once the ears have caught up: the driver gives hanging up 3 s, and on a
-        # loaded machine a backlog of agent audio to transcribe outlasts that (no end).
-        turns = _count_in_log(sessions, '"type":"agent_turn_start"')
-        _wait_in_log(sessions, '"type":"agent_turn_end"', timeout=60, count=turns)
-        tmux.keys("C-q")
+        tmux.keys("C-q")  # before the bot answers the F2 line
         tmux.wait_for("EXIT=", timeout=30)
     screen = tmux.screen(history=True)
     assert "EXIT=0" in screen
@@ -119,6 +120,31 @@ def _wait_until_quiet(bot: Bot, seconds: float, timeout: float) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"the bot never fell quiet: {[s for _, s in bot.said('')][-8:]}")
+
+
+def _wait_on_screen(tmux: Tmux, marks: tuple[str, ...], timeout: float) -> None:
+    """Until each of ``marks`` has been on the screen (not necessarily at once)."""
+    deadline = time.monotonic() + timeout
+    missing, screen = set(marks), ""
+    while missing and time.monotonic() < deadline:
+        screen = tmux.screen()
+        missing = {m for m in missing if m not in screen}
+        time.sleep(0.2)
+    assert not missing, f"never on the screen: {sorted(missing)}; screen:\n{screen}"
+
+
+def _wait_between_turns(sessions: Path, timeout: float) -> None:
+    """Until every agent turn the log started has ended, for a whole second."""
+    deadline = time.monotonic() + timeout
+    since: float | None = None
+    while time.monotonic() < deadline:
+        starts = _count_in_log(sessions, '"type":"agent_turn_start"')
+        ended = _count_in_log(sessions, '"type":"agent_turn_end"') >= starts
+        since = (since or time.monotonic()) if ended else None
+        if since is not None and time.monotonic() - since >= 1.0:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the agent's turns never all ended within {timeout} s")
 
 
 def _count_in_log(sessions: Path, needle: str) -> int:
