@@ -4,7 +4,8 @@
 * every later line is an event with ``type`` and ``t`` (seconds since call start,
   one monotonic clock for everything);
 * unknown fields are kept (``extra="allow"``) and written back unchanged; an
-  unknown event ``type`` loads as :class:`UnknownEvent`, so newer logs still open.
+  unknown event ``type`` loads as :class:`UnknownEvent`, so newer logs still open
+  (the reader keeps only its type and time unless asked to keep it whole).
 """
 
 from __future__ import annotations
@@ -383,7 +384,8 @@ class LineEvent(_Event):
 
 
 class UnknownEvent(_Event):
-    """An event type this version does not know; kept as-is."""
+    """An event type this version does not know; its other fields are kept as-is when
+    the reader is asked to (``read_session(keep_unknown=True)``)."""
 
     type: str
 

