@@ -77,7 +77,9 @@ def test_the_readme_tour_then_barge_in_with_f2_and_read_the_yield(
         tmux.keys("F2")
         bot.wait_line("interrupted", timeout=20, after=answering[0])
         _wait_in_log(sessions, '"after":"interruption"', timeout=30, count=cuts_so_far + 1)
-        tmux.keys("C-q")  # before the bot answers the F2 line
+        # Quit with the ears caught up (hanging up mid-turn under load loses the end).
+        _wait_between_turns(sessions, timeout=90)
+        tmux.keys("C-q")
         tmux.wait_for("EXIT=", timeout=30)
     screen = tmux.screen(history=True)
     assert "EXIT=0" in screen
