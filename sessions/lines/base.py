@@ -183,7 +183,9 @@ class PlayoutBuffer:
     or the end of a delivery stall) plays :attr:`depth_s` after it arrived, so a delivery
     gap shorter than the depth is never heard; a :meth:`clear` takes effect at the
     instant it is applied: what had played by then stays played (the frame in progress
-    keeps its first part), the rest is dropped. Without a clock (the virtual one) audio
+    keeps its first part), the rest is dropped. While the loop runs late (a loaded
+    machine) audio is on time if it comes before the loop takes it, as without a clock:
+    cutin's lateness is not the agent's gap. Without a clock (the virtual one) audio
     plays from the next frame taken and a clear drops all that is queued.
     Counts what arrived, played and was cleared.
     """
@@ -233,9 +235,9 @@ class PlayoutBuffer:
         """The timeline position playing now (None without a clock); lock held.
 
         With ``loop``, at most one frame past what the loop has taken: when the loop runs
-        late (a loaded machine), audio that comes before the loop needs it is on time, as
-        it was before the loop fell behind (the agent paced by the caller's audio, which
-        the late loop has not sent yet, is not made to run dry by cutin's lateness)."""
+        late (a loaded machine), audio that comes before the loop needs it is on time (an
+        agent paced by the caller's audio, which the late loop has not sent yet, is not
+        made to run dry by cutin's lateness)."""
         if self._clock is None:
             return None
         now = self._clock()
@@ -261,13 +263,17 @@ class PlayoutBuffer:
             if chunk.size > room:
                 self.dropped += chunk.size - room
                 chunk = chunk[:room]
-            now = self._now(loop=True)
-            if now is None or self._end >= now:
+            now = self._now()
+            late = now is not None and now > self.taken + self._frame
+            if now is None or late or self._end >= now:
+                # In time (or the loop is behind real time: it takes this when it comes
+                # to it, as before it fell behind; its lateness is not the agent's gap).
                 start = max(self._end, self.taken)
             else:  # it ran dry: a talkspurt or a stall, played ``depth`` after it came
                 start = now + self._depth
-                if self._cleared_at is None and self.played + self._buffered > 0:
-                    self.gaps.append((self._end, start))
+            ran = self._cleared_at is None and self.played + self._buffered > 0
+            if ran and start > self._end:
+                self.gaps.append((self._end, start))
             self._cleared_at = None
             self._chunks.append((start, chunk.copy()))
             self._end = start + chunk.size
