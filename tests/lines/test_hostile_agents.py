@@ -690,8 +690,9 @@ def test_a_message_of_1_mib_plus_1_fails_compressed_or_not(compression: str | No
 def vonage_notify_run(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Run:
     """A Vonage agent that queues 30 s of audio, then sends 36 ``notify`` actions whose
     payloads are ~1 MB of ``[[],[],…]`` (21 MB each once parsed), four a second, under
-    the 4 MiB/s budget; then one small notify, then hangs up (1000). The finding: every
-    payload kept whole, one call at 4.0 GB in 53 s."""
+    the 4 MiB/s budget; then one small notify and a clear (the small one must come back
+    whole), then hangs up (1000). The finding: every payload kept whole, one call at
+    4.0 GB in 53 s."""
     from tests.lines.wire_agent import WireAgent
 
     flood = json.dumps({"action": "notify", "payload": [[]] * 346_000}, separators=(",", ":"))
@@ -707,7 +708,12 @@ def vonage_notify_run(tmp_path_factory: pytest.TempPathFactory, env: dict[str, s
                 await call.send(flood)
             await asyncio.sleep(1.05)
         await call.send(json.dumps({"action": "notify", "payload": {"small": True}}))
-        await asyncio.sleep(1.0)
+        # A clear is answered once cutin has read everything before it (its reader may
+        # lag on a loaded machine); it makes the small notify due: echoed, whole.
+        await call.send(json.dumps({"action": "clear"}))
+        await call.expect("websocket:cleared", timeout=120)
+        echoed = await call.expect("websocket:notify", timeout=10)
+        assert echoed["payload"] == {"small": True}, echoed
         await call.ws.close(1000, "bye")
 
     with WireAgent(script) as agent:
@@ -718,15 +724,18 @@ def vonage_notify_run(tmp_path_factory: pytest.TempPathFactory, env: dict[str, s
 def test_a_vonage_notify_flood_keeps_no_payload_whole(
     vonage_notify_run: Run, calm_run: Run
 ) -> None:
-    """36 payloads of 1 MB (756 MB kept, before): each over ``max_mark_chars`` is refused
-    (``notify_too_long``, three errors then counted), none is rate-dropped, and cutin's
-    peak stays near a calm call's and under 600 MB."""
+    """36 payloads of 1 MB (756 MB kept, before: a peak of 847 MB against a calm call's
+    284): each one read is over ``max_mark_chars`` and refused (``notify_too_long``,
+    three errors then counted; a reader lagging on a loaded machine may take two
+    batches in one second, over the byte budget: those are dropped unread, and
+    counted), and cutin's peak stays near a calm call's and under 600 MB."""
     run = vonage_notify_run
     too_long = [e for e in run.of("line", "error") if e["data"].get("kind") == "notify_too_long"]
     assert len(too_long) == ERRORS_PER_KIND + 1, run.of("line", "error")
     (summary,) = run.of("line", "summary")
-    assert summary["data"]["suppressed"]["error:notify_too_long"] == 36 - ERRORS_PER_KIND
-    assert "messages_dropped" not in summary["data"]  # each one was read and refused
+    refused = ERRORS_PER_KIND + summary["data"]["suppressed"]["error:notify_too_long"]
+    dropped = summary["data"].get("messages_dropped", 0)
+    assert refused >= 24 and refused + dropped == 36, (refused, dropped)
     assert run.events[-1]["reason"] == "agent_hangup", run.of("line", "failed")
     peak, calm = run.measured.peak_mb, calm_run.measured.peak_mb
     assert peak - calm < 100 and peak < 600, f"notify flood {peak:.0f} MB, calm {calm:.0f} MB"
