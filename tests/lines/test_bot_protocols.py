@@ -18,7 +18,7 @@ import pytest
 from sessions.lines.base import LINE_RATE
 from sessions.lines.codec import StreamResampler, encode_alaw, encode_ulaw
 from sessions.speech.wav import float_to_pcm16
-from tests.support.pipecat_bot import running_bot
+from tests.support.pipecat_bot import BotPool
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
@@ -131,13 +131,15 @@ async def call(url: str, protocol: str) -> tuple[int, list[dict[str, Any]], floa
 
 
 @pytest.mark.parametrize("protocol", list(FLUSH))
-def test_each_protocol_greets_in_its_format_and_flushes_when_interrupted(protocol: str) -> None:
-    with running_bot(protocol=protocol) as bot:
-        audio, texts, spoke, flushed = asyncio.run(call(bot.url, protocol))
-        bot.wait_idle()
-        started = bot.said("call started ")
-        assert started and started[0][1].endswith(f"({protocol}, {AUDIO[protocol]})"), started
-        assert bot.said("speaking") and bot.said("interrupted"), bot.said("")
+def test_each_protocol_greets_in_its_format_and_flushes_when_interrupted(
+    protocol: str, pipecat_bots: BotPool
+) -> None:
+    bot = pipecat_bots.get(protocol=protocol)
+    audio, texts, spoke, flushed = asyncio.run(call(bot.url, protocol))
+    bot.wait_idle()
+    started = bot.said("call started ")
+    assert started and started[0][1].endswith(f"({protocol}, {AUDIO[protocol]})"), started
+    assert bot.said("speaking") and bot.said("interrupted"), bot.said("")
     assert audio >= 20, f"only {audio} audio messages from the bot"
     assert flushed, f"no {FLUSH[protocol]} after the caller spoke; got {texts[-3:]}"
     print(f"{protocol}: flush {flushed - spoke:.2f} s after the caller began")

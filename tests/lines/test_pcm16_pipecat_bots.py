@@ -4,7 +4,7 @@ at 8 kHz, Exotel's default, and its ``clear`` when interrupted), Vonage
 (VonageFrameSerializer: L16 16 kHz binary frames, ``{"action": "clear"}``) and raw PCM16
 at 24 kHz (binary frames, ``{"type": "clear"}``). For each: the greeting transcribed,
 the yield to a barge-in with its clear, the recording and log agreeing. One bot a
-protocol, started once for its two tests."""
+protocol, shared by the run (``pipecat_bots``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from sessions.lines.exotel import ExotelLine
 from sessions.lines.pcm import PcmLine
 from sessions.lines.vonage import VonageLine
 from tests.lines.bot_line_calls import check_call, dial, greet
-from tests.support.pipecat_bot import Bot, running_bot
+from tests.support.pipecat_bot import Bot, BotPool
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
@@ -48,10 +48,12 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module", params=list(CASES))
-def bot(request: pytest.FixtureRequest) -> Iterator[tuple[str, Bot]]:
-    with running_bot(protocol=request.param) as bot:
-        yield request.param, bot
+@pytest.fixture(params=list(CASES))
+def bot(request: pytest.FixtureRequest, pipecat_bots: BotPool) -> Iterator[tuple[str, Bot]]:
+    """The session's bot for the protocol, idle before and after the test."""
+    agent = pipecat_bots.get(protocol=request.param)
+    yield request.param, agent
+    agent.wait_idle()
 
 
 def test_the_greeting_is_heard_and_transcribed(bot: tuple[str, Bot]) -> None:

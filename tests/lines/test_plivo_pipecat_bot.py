@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from tests.support.bot_calls import assert_bot_call, dial_bot, line_events
-from tests.support.pipecat_bot import running_bot
+from tests.support.pipecat_bot import BotPool
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
 
-def test_the_bot_over_plivo_yields_to_a_barge_in(tmp_path: Path) -> None:
-    with running_bot(protocol="plivo") as bot:
-        log = dial_bot(bot, tmp_path, f"plivo:{bot.url}")
-        y = assert_bot_call(bot, log, audio="μ-law 8 kHz")
+def test_the_bot_over_plivo_yields_to_a_barge_in(tmp_path: Path, pipecat_bots: BotPool) -> None:
+    bot = pipecat_bots.get(protocol="plivo")
+    log = dial_bot(bot, tmp_path, f"plivo:{bot.url}")
+    y = assert_bot_call(bot, log, audio="μ-law 8 kHz")
     (fmt,) = line_events(log, "format")
     assert fmt.data["encoding"] == "audio/x-mulaw" and fmt.data["rate"] == 8000
     (opened,) = line_events(log, "open")

@@ -692,7 +692,8 @@ def test_caller_audio_goes_out_in_append_batches(
 
 
 def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path:
-    """``cutin call --agent realtime --base-url ...`` at β = 1, in real time; the log."""
+    """``cutin call --agent realtime --base-url ...`` at β = 1, in real time, hung up 3 s
+    after the first yield to a barge-in (at most ``seconds`` long); the log."""
     from controls.tendencies import Tendencies
     from sessions.call import CallEngine
     from sessions.call.config import CallConfig
@@ -701,6 +702,7 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
     from sessions.call.users import ScriptedUser
     from sessions.lines.realtime import RealtimeLine
     from sessions.scenarios import load_scenario
+    from tests.support.bot_calls import hang_up_after, yield_after
 
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 1.0, 0.0), seed=2)
@@ -722,6 +724,8 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
     # The one engine steps a Realtime line call, as it steps every other kind.
     assert isinstance(loop, CallEngine) and isinstance(loop.line, RealtimeLine)
     loop.listeners.append(recorder)
+    # Hung up 3 s after the first yield to a barge-in is logged: what the checks need.
+    hang_up_after(loop, yield_after("interruption"), 3.0)
     try:
         loop.run_for(seconds)
     finally:

@@ -11,15 +11,17 @@ from pathlib import Path
 import pytest
 
 from tests.support.bot_calls import assert_bot_call, dial_bot, line_events
-from tests.support.pipecat_bot import Bot, running_bot
+from tests.support.pipecat_bot import Bot, BotPool
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def telnyx_bot() -> Iterator[Bot]:
-    with running_bot(protocol="telnyx") as bot:
-        yield bot
+@pytest.fixture
+def telnyx_bot(pipecat_bots: BotPool) -> Iterator[Bot]:
+    """The session's Telnyx bot, idle before and after the test."""
+    bot = pipecat_bots.get(protocol="telnyx")
+    yield bot
+    bot.wait_idle()
 
 
 @pytest.mark.parametrize("codec", ["PCMU", "PCMA"])

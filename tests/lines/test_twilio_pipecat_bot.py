@@ -22,7 +22,7 @@ from sessions.lines.base import LINE_RATE, LineNotice, LineState, NoticeKind
 from sessions.lines.codec import StreamResampler, encode_ulaw
 from sessions.lines.twilio import TwilioLine
 from tests.support.openai_server import OpenAIServer, Reply
-from tests.support.pipecat_bot import Bot, running_bot
+from tests.support.pipecat_bot import Bot, BotPool, running_bot
 
 pytestmark = [pytest.mark.slow, pytest.mark.audio]
 
@@ -138,15 +138,16 @@ def bot(pipecat_bot: Bot) -> Iterator[Bot]:
     """The session's bot, idle before and after the test: every call it took has ended
     on its side, so a call is never refused as a second client nor cut by the end of the
     last one (the bot ends a call asynchronously after the line closes)."""
-    pipecat_bot.wait_idle()
     yield pipecat_bot
     pipecat_bot.wait_idle()
 
 
-@pytest.fixture(scope="module")
-def stubborn_bot() -> Iterator[Bot]:
-    with running_bot("--no-interruptions") as bot:
-        yield bot
+@pytest.fixture
+def stubborn_bot(pipecat_bots: BotPool) -> Iterator[Bot]:
+    """The session's bot with ``--no-interruptions``, idle before and after the test."""
+    bot = pipecat_bots.get("--no-interruptions")
+    yield bot
+    bot.wait_idle()
 
 
 def greet(bot: Bot) -> LiveCall:

@@ -8,6 +8,7 @@ against the 2-channel recording the call leaves and against what the bot says it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,15 +24,26 @@ from sessions.log.models import Event, SpeechInfo
 from sessions.log.reader import read_session
 from sessions.scenarios import load_scenario
 from tests.remote.helpers import first_sound, read_two_channels, stop_after
-from tests.support.pipecat_bot import Bot, running_bot
+from tests.support.bot_calls import hang_up_after, yield_after
+from tests.support.pipecat_bot import Bot, BotPool
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 FRAME = 0.02
 """One 20 ms Twilio media frame: the tolerance between the log and the recording."""
 
 
-def dial(bot: Bot, tmp_path: Path, *, beta: float, gamma: float, seconds: float) -> Path:
-    """One real-time call to the bot; returns the log (its recording is beside it)."""
+def dial(
+    bot: Bot,
+    tmp_path: Path,
+    *,
+    beta: float,
+    gamma: float,
+    seconds: float,
+    done: Callable[[Event], bool],
+    count: int = 1,
+) -> Path:
+    """One real-time call to the bot, hung up 3 s after the ``count``-th event ``done``
+    holds for (at most ``seconds`` long); returns the log (its recording is beside it)."""
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=2)
     spec = RemoteSpec(agent=f"twilio:{bot.url}", cache_dir=tmp_path / "cache")
@@ -44,6 +56,7 @@ def dial(bot: Bot, tmp_path: Path, *, beta: float, gamma: float, seconds: float)
     # The one engine steps a Twilio line call, as it steps every other kind.
     assert isinstance(loop, CallEngine) and isinstance(loop.line, TwilioLine)
     loop.listeners.append(recorder)
+    hang_up_after(loop, done, 3.0, count=count)
     try:
         loop.run_for(seconds)
     finally:
@@ -55,10 +68,12 @@ def events(log: Path, kind: str) -> list[Event]:
     return [e for e in read_session(log).events if e.type == kind]
 
 
-def test_barge_in_makes_the_bot_yield_and_the_log_matches_the_recording(tmp_path: Path) -> None:
-    with running_bot() as bot:
-        log = dial(bot, tmp_path, beta=1.0, gamma=0.0, seconds=40)
-        assert bot.said("interrupted"), "the bot never reported being interrupted"
+def test_barge_in_makes_the_bot_yield_and_the_log_matches_the_recording(
+    tmp_path: Path, pipecat_bot: Bot
+) -> None:
+    bot = pipecat_bot
+    log = dial(bot, tmp_path, beta=1.0, gamma=0.0, seconds=40, done=yield_after("interruption"))
+    assert bot.said("interrupted"), "the bot never reported being interrupted"
     cuts = events(log, "interruption")
     assert cuts, "β = 1 never barged in on the bot's long answer"
     yields = [e for e in events(log, "agent_yield") if e.after == "interruption"]
@@ -74,18 +89,31 @@ def test_barge_in_makes_the_bot_yield_and_the_log_matches_the_recording(tmp_path
     print(f"bot yield latency {y.latency_s:.3f} s; cutin's reaction {cuts[0].reaction_s:.3f} s")
 
 
-def test_a_bot_with_interruptions_off_does_not_yield(tmp_path: Path) -> None:
-    with running_bot("--no-interruptions") as bot:
-        log = dial(bot, tmp_path, beta=1.0, gamma=0.0, seconds=35)
+def test_a_bot_with_interruptions_off_does_not_yield(tmp_path: Path, pipecat_bots: BotPool) -> None:
+    bot = pipecat_bots.get("--no-interruptions")
+    # Two barge-ins it talked through (or 35 s).
+    log = dial(
+        bot, tmp_path, beta=1.0, gamma=0.0, seconds=35, done=yield_after("interruption"), count=2
+    )
+    bot.wait_idle()
     yields = [e for e in events(log, "agent_yield") if e.after == "interruption"]
     assert yields, "β = 1 never barged in"
     assert not any(y.yielded for y in yields), yields
     assert all(y.talk_over_s > 0.5 for y in yields)
 
 
-def test_backchannels_at_gamma_one_give_a_false_yield_figure(tmp_path: Path) -> None:
-    with running_bot() as bot:
-        log = dial(bot, tmp_path, beta=0.0, gamma=1.0, seconds=40)
+def test_backchannels_at_gamma_one_give_a_false_yield_figure(
+    tmp_path: Path, pipecat_bot: Bot
+) -> None:
+    log = dial(
+        pipecat_bot,
+        tmp_path,
+        beta=0.0,
+        gamma=1.0,
+        seconds=40,
+        done=yield_after("backchannel", yielded=True),
+    )
+    pipecat_bot.wait_idle()
     after_bc = [e for e in events(log, "agent_yield") if e.after == "backchannel"]
     assert after_bc, "γ = 1 never backchannelled in the bot's answers"
     false_yields = sum(1 for e in after_bc if e.yielded)
@@ -102,7 +130,7 @@ def test_the_header_names_the_line_not_a_secret(tmp_path: Path) -> None:
     assert isinstance(spec.speech_info(), SpeechInfo)
 
 
-def test_simulate_and_audit_a_batch_against_the_bot(tmp_path: Path) -> None:
+def test_simulate_and_audit_a_batch_against_the_bot(tmp_path: Path, pipecat_bot: Bot) -> None:
     """`cutin simulate --agent twilio:...` files real-time calls like any batch; a second
     run skips them; `cutin audit` reports the agent under test."""
     import json
@@ -114,10 +142,12 @@ def test_simulate_and_audit_a_batch_against_the_bot(tmp_path: Path) -> None:
     env = {**os.environ, "CUTIN_CACHE_DIR": str(tmp_path / "cache")}
     args = ["simulate", "--scenario", "retail-order-change", "--beta", "1", "--gamma", "0",
             "--runs", "1", "--max-seconds", "30", "--out", str(out)]  # fmt: skip
-    with running_bot() as bot:
-        first = run_cutin(*args, "--agent", f"twilio:{bot.url}", env=env, timeout=180)
-        assert first.returncode == 0, first.stderr
-        again = run_cutin(*args, "--agent", f"twilio:{bot.url}", env=env, timeout=180)
+    bot = pipecat_bot
+    first = run_cutin(*args, "--agent", f"twilio:{bot.url}", env=env, timeout=180)
+    assert first.returncode == 0, first.stderr
+    bot.wait_idle()
+    again = run_cutin(*args, "--agent", f"twilio:{bot.url}", env=env, timeout=180)
+    bot.wait_idle()
     assert again.returncode == 0 and "1 skipped" in again.stderr, again.stderr
     (log,) = out.glob("*.jsonl")
     assert log.with_suffix(".wav").stat().st_size > 44

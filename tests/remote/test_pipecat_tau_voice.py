@@ -14,7 +14,7 @@ from sessions.log.models import Opportunity
 from sessions.log.reader import read_session
 from tests.support.cli import run_cutin
 from tests.support.openai_server import OpenAIServer, Reply
-from tests.support.pipecat_bot import running_bot
+from tests.support.pipecat_bot import Bot
 
 pytestmark = [
     pytest.mark.audio,
@@ -37,15 +37,17 @@ def _simulate(bot_url: str, server: OpenAIServer, out: Path, *extra: str) -> lis
 
 
 def test_both_policies_log_their_verdicts_on_a_line_to_the_bot(
-    openai_server: OpenAIServer, tmp_path: Path
+    openai_server: OpenAIServer, tmp_path: Path, pipecat_bot: Bot
 ) -> None:
     openai_server.default = Reply("NO")
-    with running_bot() as bot:
-        shadowed = _simulate(bot.url, openai_server, tmp_path / "shadow", "--shadow", "tau-voice")
-        acting = _simulate(
-            bot.url, openai_server, tmp_path / "acting", "--policy", "tau-voice",
-            "--shadow", "rules",
-        )  # fmt: skip
+    bot = pipecat_bot
+    shadowed = _simulate(bot.url, openai_server, tmp_path / "shadow", "--shadow", "tau-voice")
+    bot.wait_idle()
+    acting = _simulate(
+        bot.url, openai_server, tmp_path / "acting", "--policy", "tau-voice",
+        "--shadow", "rules",
+    )  # fmt: skip
+    bot.wait_idle()
     # The rule acts, τ-Voice is asked at the same pauses and only logged.
     assert {(o.policy, o.mode) for o in shadowed} == {("rules", "auto"), ("tau-voice", "shadow")}
     assert all(o.llm is not None for o in shadowed if o.policy == "tau-voice")

@@ -30,7 +30,8 @@ from sessions.log.reader import read_session
 from sessions.scenarios import load_scenario
 from tests.remote.helpers import first_sound, read_two_channels, stop_after
 from tests.sip.far_end import sip_far_end
-from tests.support.pipecat_bot import running_bot
+from tests.support.bot_calls import hang_up_after, yield_after
+from tests.support.pipecat_bot import BotPool
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 FRAME = 0.032
@@ -53,16 +54,17 @@ def _warm_up(url: str) -> None:
             time.sleep(0.032)
     finally:
         line.close()
-    time.sleep(1.0)  # the bot serves one call at a time
 
 
 def test_a_sip_call_reaches_the_bot_hears_its_greeting_and_a_barge_in_yields(
-    tmp_path: Path,
+    tmp_path: Path, pipecat_bots: BotPool
 ) -> None:
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 1.0, 0.0), seed=2)
-    with running_bot() as bot, sip_far_end("--bot", bot.url) as far:
+    bot = pipecat_bots.get()  # the run's shared bot, idle
+    with sip_far_end("--bot", bot.url) as far:
         _warm_up(bot.url)
+        bot.wait_idle()  # the bot serves one call at a time
         spec = RemoteSpec(agent=f"sip:agent@127.0.0.1:{far.port}", cache_dir=tmp_path / "c")
         recorder = Recorder.create(
             tmp_path, config, spec.agent_info(scenario.agent.name), speech=spec.speech_info()
@@ -72,6 +74,8 @@ def test_a_sip_call_reaches_the_bot_hears_its_greeting_and_a_barge_in_yields(
         loop = build_line_call(spec, config, recording_path=wav, user=user)
         assert isinstance(loop, CallEngine) and isinstance(loop.line, SipLine)
         loop.listeners.append(recorder)
+        # Hung up 4 s after the bot yielded to the barge-in: what the checks below need.
+        hang_up_after(loop, yield_after("interruption", yielded=True), 4.0)
         try:
             loop.run_for(55)
         finally:

@@ -1,22 +1,28 @@
 """Real-time cutin calls to the example Pipecat bot over any line, and their checks.
 
-    with running_bot(protocol="telnyx") as bot:
-        log = dial_bot(bot, tmp_path, f"telnyx:{bot.url}?codec=PCMA", beta=1.0)
-        y = yield_agrees_with_recording(log)     # the barge-in, the clear, the WAV
-        assert heard_greeting(log)               # the agent ears transcribed it
+    bot = pipecat_bots.get(protocol="telnyx")   # the run's shared Telnyx bot
+    log = dial_bot(bot, tmp_path, f"telnyx:{bot.url}?codec=PCMA", beta=1.0)
+    y = yield_agrees_with_recording(log)     # the barge-in, the clear, the WAV
+    assert heard_greeting(log)               # the agent ears transcribed it
 
 ``dial_bot`` runs the one engine in real time as ``cutin call --agent ...`` does, with
 the scripted caller of ``retail-order-change`` (β 1: it barges in on the bot's long
-answer), and returns the log (its two-channel recording beside it). The checks read
+answer), hangs up 3 s after the bot yielded to the first barge-in (what the checks
+need; ``seconds`` is the most it waits for one), and returns the log (its two-channel
+recording beside it). The checks read
 the log and the recording, never the line's own view of itself.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from controls.tendencies import Tendencies
 from sessions.call import CallEngine
+from sessions.call.commands import EndCall
 from sessions.call.config import CallConfig
 from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
 from sessions.call.recorder import Recorder
@@ -45,7 +51,8 @@ def dial_bot(
     seconds: float = 60.0,
     seed: int = 2,
 ) -> Path:
-    """One real-time call to the bot over ``agent`` (``telnyx:ws://...``); the log."""
+    """One real-time call to the bot over ``agent`` (``telnyx:ws://...``), hung up 3 s
+    after the bot yielded to a barge-in (at most ``seconds`` long); the log."""
     bot.wait_idle()  # the bot takes one call at a time: the last one must have ended
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, beta, gamma), seed=seed)
@@ -59,11 +66,46 @@ def dial_bot(
     )
     assert isinstance(loop, CallEngine)
     loop.listeners.append(recorder)
+    hang_up_after(loop, yield_after("interruption", yielded=True), 3.0)
     try:
         loop.run_for(seconds)
     finally:
         recorder.close()
     return recorder.path
+
+
+def yield_after(kind: str, *, yielded: bool | None = None) -> Callable[[Event], bool]:
+    """True of an ``agent_yield`` logged after ``kind`` (``interruption`` or
+    ``backchannel``) and, if ``yielded`` is given, that did (or did not) yield."""
+
+    def test(event: Event) -> bool:
+        return (
+            isinstance(event, AgentYield)
+            and event.after == kind
+            and (yielded is None or event.yielded is yielded)
+        )
+
+    return test
+
+
+def hang_up_after(
+    loop: CallEngine[Any], done: Callable[[Event], bool], after_s: float, *, count: int = 1
+) -> None:
+    """Hang ``loop``'s call up ``after_s`` seconds after the ``count``-th logged event
+    ``done`` is true of: a real-time call lasts what its checks need, not a fixed length
+    chosen for the slowest machine (``run_for``'s limit is still the most it may last)."""
+    seen = 0
+
+    def listener(event: Event) -> None:
+        nonlocal seen
+        if done(event):
+            seen += 1
+            if seen == count:
+                timer = threading.Timer(after_s, loop.submit, args=(EndCall("hangup"),))
+                timer.daemon = True
+                timer.start()
+
+    loop.listeners.append(listener)
 
 
 def events(log: Path, kind: str) -> list[Event]:

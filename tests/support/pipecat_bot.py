@@ -6,6 +6,10 @@
         bot.wait_line("heard ", timeout=20)      # its ``cutin-bot:`` stdout lines
         line.close(); bot.wait_idle()            # before the next call dials it
 
+    bot = pipecat_bots.get(protocol="telnyx")    # the session's bot for that protocol
+                                                 # (tests/support/fixtures.py): idle, and
+                                                 # said() reads only this test's lines
+
     with running_bot(protocol="telnyx") as bot:  # Pipecat's Telnyx serializer
         line = TelnyxLine(bot.url); ...
 
@@ -28,10 +32,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +67,10 @@ class Bot:
     """The ``--protocol`` it answers."""
     lines: list[tuple[float, str]] = field(default_factory=list)
     """Every stdout line with ``time.monotonic()`` when it was read."""
+    since: float = 0.0
+    """``said`` (and so ``wait_line``, ``hung_up_count``) reads only the
+    lines read at or after this ``time.monotonic()``: a shared bot's earlier calls (other
+    tests') are not this test's (see :class:`BotPool`)."""
     _queue: queue.Queue[tuple[float, str]] = field(default_factory=queue.Queue)
 
     def stderr_tail(self, n: int = 30) -> str:
@@ -74,7 +84,11 @@ class Bot:
         """Lines (``cutin-bot: `` stripped) starting with ``prefix``, read so far."""
         self._drain()
         tag = "cutin-bot: "
-        return [(t, line[len(tag) :]) for t, line in self.lines if line.startswith(tag + prefix)]
+        return [
+            (t, line[len(tag) :])
+            for t, line in self.lines
+            if t >= self.since and line.startswith(tag + prefix)
+        ]
 
     def wait_line(
         self, prefix: str, timeout: float = 10.0, after: float = 0.0
@@ -97,13 +111,55 @@ class Bot:
         second client or cut by the last call's end. A test that shares the bot calls
         this before it dials."""
         deadline = time.monotonic() + timeout
-        while len(self.said("caller hung up")) < len(self.said("call started")):
+        while self._calls_open():
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"the bot's last call never ended within {timeout} s; it said "
                     f"{[s for _, s in self.lines][-8:]}\nstderr:\n{self.stderr_tail()}"
                 )
             time.sleep(0.02)
+
+    def _calls_open(self) -> bool:
+        """Some call the bot took (ever, not only since ``since``) has not ended."""
+        self._drain()
+        tag = "cutin-bot: "
+        started = sum(1 for _, line in self.lines if line.startswith(tag + "call started"))
+        ended = sum(1 for _, line in self.lines if line.startswith(tag + "caller hung up"))
+        return ended < started
+
+    def wait_quiet(
+        self, quiet_s: float = 1.5, pending_s: float = 15.0, timeout: float = 90.0
+    ) -> None:
+        """Wait until the bot has finished with every call it took: they have ended
+        (``wait_idle``), it is not speaking, and it has said nothing for ``quiet_s``
+        (``pending_s`` when its last line says a caller's speech is still being
+        transcribed or answered). The bot runs one pipeline for all its calls: on a
+        loaded machine it can still be transcribing, and then answering, the last
+        caller's words after that call ended, and the next call would hear it and read
+        its lines."""
+        self.wait_idle(timeout)
+        deadline = time.monotonic() + timeout
+        tag = "cutin-bot: "
+        while True:
+            self._drain()
+            said = [(t, line[len(tag) :]) for t, line in self.lines if line.startswith(tag)]
+            if not any(s.startswith("call started") for _, s in said):
+                return  # a fresh bot
+            speaking = sum(1 for _, s in said if s == "speaking")
+            stopped = sum(1 for _, s in said if s == "stopped speaking")
+            last_t, last = said[-1] if said else (0.0, "")
+            pending = last.startswith(
+                ("caller started speaking", "interrupted", "heard ", "replying ")
+            )
+            wait = pending_s if pending else quiet_s
+            if speaking <= stopped and time.monotonic() - last_t >= wait:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the bot never fell quiet within {timeout} s; it said "
+                    f"{[s for _, s in said][-8:]}\nstderr:\n{self.stderr_tail()}"
+                )
+            time.sleep(0.05)
 
     def hung_up_count(self) -> int:
         """How many calls the bot has seen end (its ``caller hung up`` lines)."""
@@ -191,3 +247,94 @@ def running_bot(
                     process.wait(timeout=5)
             if process.stdout is not None:
                 process.stdout.close()
+
+
+def _line(bot: Bot) -> Any:
+    """cutin's line to ``bot`` in its protocol."""
+    from sessions.lines.exotel import ExotelLine
+    from sessions.lines.pcm import PcmLine
+    from sessions.lines.plivo import PlivoLine
+    from sessions.lines.telnyx import TelnyxLine
+    from sessions.lines.twilio import TwilioLine
+    from sessions.lines.vonage import VonageLine
+
+    if bot.protocol == "pcm":
+        return PcmLine(f"{bot.url}?rate=24000", rate=24000)
+    kinds: dict[str, Any] = {
+        "twilio": TwilioLine,
+        "telnyx": TelnyxLine,
+        "plivo": PlivoLine,
+        "exotel": ExotelLine,
+        "vonage": VonageLine,
+    }
+    return kinds[bot.protocol](bot.url)
+
+
+def _settle(bot: Bot, seconds: float = 1.5) -> None:
+    """A call of ``seconds`` of caller silence: the bot runs one pipeline (VAD, turn
+    state) for all its calls, and a call that ended while its caller was speaking
+    leaves that speech's start to the next call, which then hears its greeting
+    interrupted at once. Silence ends it here, before a test's call."""
+    from sessions.lines.base import LINE_RATE
+
+    frame = 512
+    line = _line(bot)
+    line.open(timeout_s=10)
+    try:
+        t0 = time.monotonic()
+        for i in range(int(seconds * LINE_RATE / frame)):
+            wait = t0 + i * frame / LINE_RATE - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            line.send(np.zeros(frame, dtype=np.float32))
+            line.take(frame)
+    finally:
+        line.close()
+
+
+class BotPool:
+    """Bots shared by the whole run, one per ``running_bot`` configuration (protocol and
+    options), started on first use. Starting a bot (Pipecat, Silero, whisper) takes ~10 s
+    and a call does not change it: every call starts from its greeting, and the bot serves
+    calls one after the other (``wait_idle``). At most ``keep`` bots (~0.5 GB each) stay
+    up; the least recently used one is stopped when another is needed."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self.keep = keep
+        self._bots: dict[tuple[str, tuple[str, ...]], tuple[Bot, ExitStack]] = {}
+        self.started = 0
+        """How many bots were started (the tests of this pool read it)."""
+
+    def get(self, *args: str, protocol: str = "twilio") -> Bot:
+        """The shared bot for ``running_bot(*args, protocol=protocol)``, quiet (every call
+        it took has ended on its side, see ``Bot.wait_quiet``), its ``said`` reading from
+        now on."""
+        key = (protocol, args)
+        held = self._bots.pop(key, None)
+        if held is not None and held[0].process.poll() is not None:
+            held[1].close()  # it died: start another
+            held = None
+        if held is None:
+            while len(self._bots) >= self.keep:
+                oldest = next(iter(self._bots))
+                self._bots.pop(oldest)[1].close()
+            stack = ExitStack()
+            try:
+                bot = stack.enter_context(running_bot(*args, protocol=protocol))
+            except BaseException:
+                stack.close()
+                raise
+            self.started += 1
+            held = (bot, stack)
+        self._bots[key] = held  # the most recently used is last
+        bot = held[0]
+        if bot.said("call started"):  # a call before: the bot is started anew by one
+            bot.wait_quiet()
+            _settle(bot)
+        bot.wait_quiet()  # the last call is over on the bot's side too
+        bot.since = time.monotonic()
+        return bot
+
+    def close(self) -> None:
+        while self._bots:
+            self._bots.popitem()[1][1].close()
