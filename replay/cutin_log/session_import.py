@@ -73,7 +73,7 @@ def trial_from_session(session: Session) -> Trial:
         duration=duration if duration or last_t else None,
     )
     trial.meta["end_reason"] = end.reason if end is not None else None
-    trial.meta["events"] = len(session.events)
+    trial.meta["events"] = len(session.events) + session.unknown  # those read, not kept
     # The one realized count (the live panel's and the audit's), for the reports.
     trial.meta["realized"] = log.realized.snapshot.line()
     # Caller turns a black-box agent left unanswered (agent_measures' response rate).

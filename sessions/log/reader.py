@@ -22,6 +22,7 @@ from sessions.log.models import (
     Header,
     ShortPause,
     TurnEnd,
+    UnknownEvent,
     parse_event,
 )
 from sessions.safe_files import (
@@ -66,13 +67,18 @@ class Session:
     header: Header
     events: list[Event]
     warnings: list[LogWarning] = field(default_factory=list)
+    unknown: int = 0
+    """Events of a type this cutin does not know, read (checked) but not kept (see
+    :func:`read_session`'s ``keep_unknown``)."""
+    unknown_last_t: float = 0.0
+    """The latest time among those."""
 
     def of(self, kind: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, kind)]
 
     @property
     def duration(self) -> float:
-        return max((e.t for e in self.events), default=0.0)
+        return max(max((e.t for e in self.events), default=0.0), self.unknown_last_t)
 
 
 def _short_error(exc: ValidationError) -> str:
@@ -132,9 +138,10 @@ def read_session(
     naming file and line, unless ``skip_bad`` (then a warning). ``max_lines``: read
     only the first lines (header included), as if the call had stopped there (a
     preview of a long log while the whole of it loads). An event of a type this
-    cutin does not know is kept as its type and time only, unless ``keep_unknown``
-    (then whole, as written: no reader of a log needs more, and a newer cutin's
-    chatty events would otherwise cost many times their size)."""
+    cutin does not know is checked (its type and time) and counted
+    (:attr:`Session.unknown`), not kept, unless ``keep_unknown`` (then whole, as
+    written): no reader of a log uses one, and a newer cutin's (or a hostile file's)
+    million tiny events would otherwise cost 15 times their size."""
     path = Path(path)
     try:
         lines = _log_lines(path, max_lines)
@@ -163,6 +170,7 @@ def read_session(
     events: list[Event] = []
     warnings: list[LogWarning] = []
     skipped: list[int] = []
+    unknown, unknown_t = 0, 0.0
     try:
         for lineno, line, is_last, torn in lines:
             if isinstance(line, bytes) and not line.strip():
@@ -172,7 +180,12 @@ def read_session(
                     raise ValueError(
                         f"a line of {line:,} bytes, over the {MAX_LINE_BYTES >> 20} MiB line limit"
                     )
-                events.append(_shared(_parse_line(line, str(path), lineno, keep_unknown)))
+                event = _parse_line(line, str(path), lineno, keep_unknown)
+                if not keep_unknown and isinstance(event, UnknownEvent):
+                    unknown += 1  # checked (type and time), counted, not kept
+                    unknown_t = max(unknown_t, event.t)
+                    continue
+                events.append(_shared(event))
             except (ValueError, ValidationError) as exc:
                 detail = _short_error(exc) if isinstance(exc, ValidationError) else str(exc)
                 if isinstance(exc, _CutShort) and not is_last:
@@ -200,7 +213,7 @@ def read_session(
             )
         )
     _mark_turn_end_pauses(events)
-    return Session(path, header, events, warnings)
+    return Session(path, header, events, warnings, unknown, unknown_t)
 
 
 def _log_lines(path: Path, max_lines: int | None) -> Iterator[Any]:
