@@ -5,7 +5,7 @@
   one monotonic clock for everything);
 * unknown fields are kept (``extra="allow"``) and written back unchanged; an
   unknown event ``type`` loads as :class:`UnknownEvent`, so newer logs still open
-  (the reader keeps only its type and time unless asked to keep it whole).
+  (the reader checks and counts it, and keeps it only when asked to).
 """
 
 from __future__ import annotations
@@ -384,8 +384,8 @@ class LineEvent(_Event):
 
 
 class UnknownEvent(_Event):
-    """An event type this version does not know; its other fields are kept as-is when
-    the reader is asked to (``read_session(keep_unknown=True)``)."""
+    """An event type this version does not know, kept as-is when the reader is asked
+    to (``read_session(keep_unknown=True)``); otherwise only counted."""
 
     type: str
 
