@@ -48,9 +48,9 @@ def test_a_big_log_costs_a_small_multiple_of_its_size(
     command: tuple[str, ...], logs: tuple[Path, Path, int], env: dict[str, str]
 ) -> None:
     """The finding: 138 MB took ``audit --json`` to 1.5 GB and ``report`` to 1.75 GB,
-    11–13× the log beyond the interpreter; now 4–5.5× (measured by hand at 138 MB: see
-    docs/architecture.md), held here under 6×. Linear still: every known event is kept
-    until the trial is built."""
+    11–13× the log beyond the interpreter; now 3–4.6× (2.9× and 4.3× here; by hand at
+    138 MB: see docs/architecture.md), held under 6×. Linear still: every known event
+    is kept until the trial is built. Costs ~30 s (four children on a 32 MB log)."""
     big, small, size = logs
     base = run_measured(["-m", "cutin_tui", *command, str(small)], env)
     assert base.returncode == 0, base.stderr
