@@ -141,9 +141,9 @@ class LineFarEnd(YieldWatching):
     # ---- the frame ----------------------------------------------------------------------
 
     def begin(self, t: float) -> None:
-        if not self._stated_playout:
-            self._state_playout(t)
         self._line_notices(t)
+        if not self._stated_playout and not self.e.ended:
+            self._state_playout(t)  # after the line's own first words (open, format)
         if not self.e.ended:
             self._start_ready_speech(t)
 
