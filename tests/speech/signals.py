@@ -51,7 +51,10 @@ def locate(haystack: npt.NDArray[Any], needle: npt.NDArray[Any]) -> tuple[int, f
     h = np.asarray(haystack, dtype=np.float64)
     k = np.asarray(needle, dtype=np.float64)
     corr = correlate(h, k, mode="valid", method="fft")
-    energy = np.convolve(h * h, np.ones(k.size), mode="valid")
+    # The haystack's energy under each needle position: a running sum, O(N) (a direct
+    # convolution with ones is O(N·K): minutes for 30 s against 1 s at 16 kHz).
+    power = np.concatenate(([0.0], np.cumsum(h * h)))
+    energy = power[k.size :] - power[: power.size - k.size]
     score = corr / (np.sqrt(np.maximum(energy, 1e-12)) * np.linalg.norm(k))
     best = int(np.argmax(score))
     return best, float(score[best])
