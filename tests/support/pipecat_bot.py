@@ -292,18 +292,37 @@ def _settle(bot: Bot, seconds: float = 1.5) -> None:
         line.close()
 
 
+def _ready(bot: Bot) -> bool:
+    """Whether a bot that took calls before is ready for another: alive, quiet, and
+    settled. A bot an earlier test left stuck (a call that never ended on its side,
+    speech it never stopped) is not: that test has failed for it already."""
+    if bot.process.poll() is not None:
+        return False
+    bot._drain()
+    if not any(line.startswith("cutin-bot: call started") for _, line in bot.lines):
+        return True  # no call yet
+    try:
+        bot.wait_quiet(timeout=30.0)
+        _settle(bot)
+        bot.wait_quiet(timeout=30.0)
+    except Exception:  # never quiet, or the settling call failed
+        return False
+    return True
+
+
 class BotPool:
     """Bots shared by the whole run, one per ``running_bot`` configuration (protocol and
     options), started on first use. Starting a bot (Pipecat, Silero, whisper) takes ~10 s
     and a call does not change it: every call starts from its greeting, and the bot serves
     calls one after the other (``wait_idle``). At most ``keep`` bots (~0.5 GB each) stay
-    up; the least recently used one is stopped when another is needed."""
+    up; the least recently used one is stopped when another is needed, and one an
+    earlier test left stuck is replaced."""
 
     def __init__(self, keep: int = 4) -> None:
         self.keep = keep
         self._bots: dict[tuple[str, tuple[str, ...]], tuple[Bot, ExitStack]] = {}
         self.started = 0
-        """How many bots were started (the tests of this pool read it)."""
+        """How many bots were started."""
 
     def get(self, *args: str, protocol: str = "twilio") -> Bot:
         """The shared bot for ``running_bot(*args, protocol=protocol)``, quiet (every call
@@ -311,8 +330,8 @@ class BotPool:
         now on."""
         key = (protocol, args)
         held = self._bots.pop(key, None)
-        if held is not None and held[0].process.poll() is not None:
-            held[1].close()  # it died: start another
+        if held is not None and not _ready(held[0]):
+            held[1].close()  # it died, or an earlier test's call left it stuck: another
             held = None
         if held is None:
             while len(self._bots) >= self.keep:
@@ -328,10 +347,6 @@ class BotPool:
             held = (bot, stack)
         self._bots[key] = held  # the most recently used is last
         bot = held[0]
-        if bot.said("call started"):  # a call before: the bot is started anew by one
-            bot.wait_quiet()
-            _settle(bot)
-        bot.wait_quiet()  # the last call is over on the bot's side too
         bot.since = time.monotonic()
         return bot
 
