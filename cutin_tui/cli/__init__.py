@@ -123,6 +123,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        problem = settings_problem(exc)
+        if problem is None:
+            raise
+        print(f"cutin: {terminal_line(problem)}", file=sys.stderr)
+        return 2
+
+
+def settings_problem(exc: BaseException) -> str | None:
+    """One line for a bad ``CUTIN_*`` environment setting (pydantic-settings refuses it
+    when the settings are built), naming the variable and what it needs; the value itself
+    is never shown (``OPENAI_API_KEY`` is a setting too). None for any other error."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError) or exc.title != "Settings":
+        return None
+    parts = []
+    for error in exc.errors(include_input=False, include_url=False):
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        name = "OPENAI_API_KEY" if field == "openai_api_key" else f"CUTIN_{field.upper()}"
+        parts.append(f"{name}: {error['msg']}")
+    return "bad setting in the environment: " + "; ".join(parts)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -386,6 +386,7 @@ def _line_call(
 ) -> BuiltCall:
     """Check the local parts, dial, attach the tester's devices, then start the log."""
     from sessions.call.adapt import line_adapter
+    from sessions.call.far_ends.line_parts import RemoteConfig
     from sessions.call.far_ends.line_setup import attach_microphone, build_line_call
     from sessions.call.voice.recording import CallRecording, recording_path
 
@@ -398,6 +399,7 @@ def _line_call(
         config,
         user=caller.user,
         virtual=plan.clock_virtual,
+        remote=RemoteConfig(playout_depth_s=settings.playout_ms / 1000.0),
         user_source=source,
         policy=policy,
         shadow=shadow,

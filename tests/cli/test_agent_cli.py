@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cutin_tui.cli import main
 from cutin_tui.cli.call_cmd import agent_choice
 from tests.support.cli import run_cutin
 
@@ -129,3 +130,20 @@ def test_realtime_key_check_refuses_without_key_or_base_url(
     monkeypatch.delenv("CUTIN_OPENAI_BASE_URL", raising=False)
     with pytest.raises(CliError, match="--agent realtime needs an API key"):
         check_agent_key(argparse.Namespace(agent="realtime", base_url=None))
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [("abc", "valid number"), ("2500", "less than or equal to 2000"), ("-1", "greater than")],
+)
+def test_a_bad_setting_in_the_environment_is_one_line_exit_2(
+    value: str, says: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CUTIN_PLAYOUT_MS", value)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-shown-123456")
+    code = main(["simulate", "--agent", "twilio:ws://127.0.0.1:9/", "--out", "unused"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("cutin: bad setting"), err
+    assert "CUTIN_PLAYOUT_MS" in err and says in err, err
+    assert "sk-never" not in err

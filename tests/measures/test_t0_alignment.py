@@ -67,9 +67,14 @@ def _aligned(log: Path, agent: WallClockAgent) -> dict[str, float]:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_cutin_simulate_on_a_line_logs_t0_on_the_far_ends_clock(
-    jobs: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    jobs: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One call (the batch runner's), or two at once on one pump (``--jobs``)."""
+    """One call (the batch runner's), or two at once on one pump (``--jobs``). The two
+    calls also run with ``CUTIN_PLAYOUT_MS`` set: the line's jitter depth their logs state
+    is the setting's, the one call's the default (60 ms)."""
+    depth_ms = {1: None, 2: 150.0}[jobs]
+    if depth_ms is not None:
+        monkeypatch.setenv("CUTIN_PLAYOUT_MS", str(depth_ms))
     out = tmp_path / "batch"
     with WallClockAgent() as agent:
         # The agent says nothing: the scripted caller speaks first, at 4 s.
@@ -82,6 +87,12 @@ def test_cutin_simulate_on_a_line_logs_t0_on_the_far_ends_clock(
         assert len(logs) == jobs
         for log in logs:
             _aligned(log, agent)
+            stated = [
+                e.data["depth_s"]
+                for e in read_session(log).events
+                if e.type == "line" and e.kind == "playout"
+            ]
+            assert stated == [(depth_ms or 60.0) / 1000], stated
 
 
 async def test_cutin_call_on_a_line_logs_t0_on_the_far_ends_clock(tmp_path: Path) -> None:
