@@ -114,8 +114,10 @@ class Line(Protocol):
 class LineLimits:
     """What one agent may send; every byte from it is hostile until proven otherwise.
 
-    A message over ``max_message_bytes`` is refused by the socket before its payload is
-    read (the line fails: an ERROR notice names the limit, then FAILED, code 1009), so a
+    A message over ``max_message_bytes`` (counted as sent: a deflated frame by what it
+    inflates to) fails the line: an ERROR notice names the limit, then FAILED, code 1009.
+    A frame over twice the limit is refused by the socket before its payload is read
+    (``socket_line.WIRE_ALLOWANCE``: that also bounds how far a frame may inflate), so a
     3 MB "media" message never gets buffered, decoded or resampled. Beyond
     ``max_bytes_per_s`` in one second, messages are dropped unread (ERROR notices, the
     call goes on). Both are far above any real agent: 1 MiB holds over a minute of
