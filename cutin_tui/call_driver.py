@@ -207,10 +207,18 @@ class RealtimeDriver(CallDriver):
         thread = self._thread
         if thread is not None and thread.is_alive():
             self.loop.submit(EndCall(reason))
-            thread.join(timeout / 2)
+            thread.join(timeout / 3)
+            if thread.is_alive():
+                # Most likely the ears are seconds behind (a backlog of the agent's audio
+                # to transcribe, on a loaded machine): give that up, so the call still
+                # ends and its log gets its last turn (the words heard so far) and end.
+                from sessions.call.far_ends.agent_ears import give_up_transcripts
+
+                give_up_transcripts(self.loop)
+                thread.join(timeout / 3)
             if thread.is_alive():
                 self._stop.set()
-                thread.join(timeout / 2)
+                thread.join(timeout / 3)
         self._close()
 
 

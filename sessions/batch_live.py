@@ -286,10 +286,9 @@ def _warm_imports() -> None:
 
 def _abandon(live: _Live) -> None:
     """Give up the call's pending transcription (see :meth:`AgentEars.abandon`)."""
-    ears = getattr(getattr(live.built.loop, "far", None), "ears", None)
-    if ears is not None:
-        with contextlib.suppress(Exception):
-            ears.abandon()
+    from sessions.call.far_ends.agent_ears import give_up_transcripts
+
+    give_up_transcripts(live.built.loop)
 
 
 def _why(exc: BaseException) -> str:

@@ -16,6 +16,7 @@ agent has spoken so far, and the estimate is logged beside the decision.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -241,3 +242,14 @@ class AgentEars:
             futures, self._futures = self._futures, []
         for future in futures:
             future.cancel()  # the shared worker goes on serving the other calls
+
+
+def give_up_transcripts(call: object) -> None:
+    """Give up a call's pending transcription (:meth:`AgentEars.abandon`) if its far end
+    has ears (a line); anything else has nothing to give up. For a hang-up that cannot
+    wait for the ears' backlog: a batch's Ctrl-C, or quitting a live call whose ears are
+    seconds behind, so the call still ends and its log still gets its ``end``."""
+    ears = getattr(getattr(call, "far", None), "ears", None)
+    if isinstance(ears, AgentEars):
+        with contextlib.suppress(Exception):
+            ears.abandon()
