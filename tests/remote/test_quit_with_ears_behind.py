@@ -17,6 +17,7 @@ from sessions.log import read_session
 from sessions.settings import Settings
 from tests.support.known_agent import running_known_agent
 
+
 class StuckEars:
     """The real transcriber, stuck on its first piece until released (at most 20 s): a
     machine too busy to keep up, at its worst."""
