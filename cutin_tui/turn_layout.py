@@ -19,7 +19,6 @@ from rich.cells import cell_len, chop_cells
 
 from replay.judges.columns import judge_group, judge_groups, judge_title
 from replay.model import FAIL, InlineEvent, Trial, Turn, Verdict
-from replay.plural import plural
 from replay.report.black_box import (
     answer_is_bad,
     answer_phrase,
@@ -31,6 +30,7 @@ from replay.report.black_box import (
     turn_cut,
 )
 from replay.report.confidence import confidence_note, marked, unsure_indices
+from replay.report.plural import plural
 from replay.report.wording import (
     CUT,
     GLYPH,

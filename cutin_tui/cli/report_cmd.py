@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.inputs import load_inputs, print_warnings
-from replay.plural import plural
+from replay.report.plural import plural
 from sessions.safe_files import shown_name
 
 DESCRIPTION = (

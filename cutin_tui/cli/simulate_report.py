@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from replay.report.plural import plural
+
 if TYPE_CHECKING:
     from sessions.batch import CallSpec, ConditionSummary
     from sessions.batch_run import CallOutcome
@@ -40,11 +42,6 @@ def _print_table(rows: list[ConditionSummary]) -> None:
             f"{_rate(r.backchannels_per_turn)} ({r.backchannels})",
         )
     Console(file=sys.stdout, width=max(100, Console().width)).print(table)
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 call``, ``2 calls`` (``many``: an irregular plural)."""
-    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def report(

@@ -37,7 +37,7 @@ from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.load import load_one
 from replay.model import Batch, Trial, Verdict
-from replay.plural import plural
+from replay.report.plural import plural
 from sessions.safe_files import clean_text, is_dir, shown_name, terminal_line
 
 LOAD_GROUP = "replay-load"

@@ -38,7 +38,7 @@ from cutin_tui.turn_layout import (
     TurnTable,
     format_time,
 )
-from replay.plural import plural
+from replay.report.plural import plural
 
 ROLES = (
     "header",

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from replay.plural import plural
+from replay.report.plural import plural
 from sessions.safe_files import terminal_line
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replay.model import FAIL, PASS, WARN, InlineEvent, Trial, Turn, Verdict
-from replay.plural import plural
+from replay.report.plural import plural
 
 JUDGE = "rules"
 YIELD_WINDOW_S = 2.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from replay.plural import noun, plural
+from replay.report.plural import noun, plural
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -26,8 +26,8 @@ from replay.model import (
     Turn,
     Verdict,
 )
-from replay.plural import plural
 from replay.report.black_box import answer_phrase, false_yield_mark, false_yields, line_agent
+from replay.report.plural import plural
 from replay.tau2.control import CALL_EVENTS
 from replay.tau2.effects import environment_label
 from sessions.safe_files import shown_name

@@ -20,11 +20,11 @@ import pytest
 from cutin_tui.call_view import AgentEntry, CallView
 from cutin_tui.turn_layout import Columns, TurnTable
 from replay.load import load_log
-from replay.plural import plural
 from replay.report.confidence import UNSURE_BELOW, UNSURE_MARK
 from replay.report.data import build_report
 from replay.report.html_page import render_html
 from replay.report.markdown import render_markdown
+from replay.report.plural import plural
 from sessions.lines.codec import decode_ulaw, encode_ulaw, resampler
 from sessions.log.models import AgentWords
 from tests.remote.helpers import run_sim_call

@@ -1,7 +1,7 @@
 """Counted words: ``1 trial``, ``2 trials``, never ``1 trials``.
 
-One helper for every count replay, its reports and the replay screen put before a
-noun (``cutin simulate`` has its own in ``cutin_tui/cli/simulate_report.py``)."""
+One helper for every count put before a noun: replay, its reports, the replay screen
+and ``cutin simulate``'s report."""
 
 from __future__ import annotations
 
