@@ -35,7 +35,7 @@ import stat
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from sessions.inert_text import (  # re-exported: readers and printers import them from here
     clean_strings,
@@ -136,8 +136,11 @@ def _strerror(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def read_bytes(path: Path | str, *, max_bytes: int = MAX_BYTES) -> bytes:
-    """The bytes of the regular file ``path`` (at most ``max_bytes``)."""
+def open_regular(path: Path | str, *, max_bytes: int = MAX_BYTES) -> BinaryIO:
+    """The regular file ``path`` opened for reading (binary, buffered): refused before it
+    is opened unless it is a regular file of at most ``max_bytes`` (a FIFO or a device
+    never blocks, ``/dev/zero`` is never read), and again if it was swapped after the
+    check. Every refusal is one :class:`FileError` naming the file inertly."""
     p = Path(path)
     name = shown_name(p)  # messages name the file one-line and inert, whatever it holds
     try:
@@ -152,23 +155,26 @@ def read_bytes(path: Path | str, *, max_bytes: int = MAX_BYTES) -> bytes:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the check
-            raise FileError(f"{name}: cannot read: not a regular file")
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > max_bytes:
-                raise FileError(f"{name}: too large (over {max_bytes:,} bytes)")
-            chunks.append(chunk)
-    except OSError as exc:
-        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
-    finally:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the check
         os.close(fd)
+        raise FileError(f"{name}: cannot read: not a regular file")
+    return os.fdopen(fd, "rb", buffering=1 << 20)
+
+
+def read_bytes(path: Path | str, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``max_bytes``)."""
+    name = shown_name(Path(path))
+    chunks: list[bytes] = []
+    size = 0
+    with open_regular(path, max_bytes=max_bytes) as fh:
+        try:
+            while chunk := fh.read(_CHUNK):
+                size += len(chunk)
+                if size > max_bytes:  # it grew after the check
+                    raise FileError(f"{name}: too large (over {max_bytes:,} bytes)")
+                chunks.append(chunk)
+        except OSError as exc:
+            raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
     return b"".join(chunks)
 
 

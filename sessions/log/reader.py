@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,12 +29,12 @@ from sessions.safe_files import (
     JsonSyntaxError,
     _bounded_int,
     _finite_float,
-    _kind,
     _needs_walk,
     _reject_constant,
     _strerror,
     decode_text,
     fix_surrogates,
+    open_regular,
     parse_json,
     shown_name,
 )
@@ -224,28 +222,8 @@ def _log_lines(path: Path, max_lines: int | None) -> Iterator[Any]:
     first bytes instead, for :func:`_refuse_long_head`). The file is checked as
     :func:`~sessions.safe_files.read_bytes` checks it (a regular file, opened without
     blocking, at most :data:`~sessions.safe_files.MAX_BYTES`) before the first line."""
-    fh = _open_regular(path)
+    fh = open_regular(path)
     return _lookahead(_split(fh, path, max_lines))
-
-
-def _open_regular(path: Path) -> BinaryIO:
-    name = shown_name(path)
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise FileError(f"{name}: cannot read: {_kind(st.st_mode)}, not a regular file")
-    if st.st_size > MAX_BYTES:
-        raise FileError(f"{name}: too large ({st.st_size:,} bytes; the limit is {MAX_BYTES:,})")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise FileError(f"{name}: cannot read: {_strerror(exc)}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the check
-        os.close(fd)
-        raise FileError(f"{name}: cannot read: not a regular file")
-    return os.fdopen(fd, "rb", buffering=1 << 20)
 
 
 def _split(fh: BinaryIO, path: Path, max_lines: int | None) -> Iterator[tuple[Any, ...]]:
