@@ -324,6 +324,11 @@ class PlayoutBuffer:
     def gap_in(self, t0: float, t1: float) -> bool:
         """Whether delivery ran dry (no clear before it) anywhere in call times [t0, t1):
         a gap the agent's audio went on after, or one still in progress by ``t1``."""
+        return self.gap_start(t0, t1) is not None
+
+    def gap_start(self, t0: float, t1: float) -> float | None:
+        """Where (call time) the first gap in delivery overlapping [t0, t1) began, if any
+        (see :meth:`gap_in`)."""
         i0, i1 = round(t0 * LINE_RATE), round(t1 * LINE_RATE)
         with self._lock:
             gaps = list(self.gaps)
@@ -331,7 +336,8 @@ class PlayoutBuffer:
             ran = self.played + self._buffered > 0
             if now is not None and ran and self._cleared_at is None and self._end < now:
                 gaps.append((self._end, now))
-        return any(a < i1 and b > i0 for a, b in gaps)
+        starts = [a for a, b in gaps if a < i1 and b > i0]
+        return min(starts) / LINE_RATE if starts else None
 
     def dry_since(self) -> int | None:
         """Where the agent's audio ran out, if it has (by now, on the call's clock) with

@@ -30,7 +30,7 @@ from sessions.call.engine.far_end import AgentTurn, Heard
 from sessions.call.far_ends.agent_ears import AgentEars
 from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
 from sessions.call.far_ends.line_yields import Backchannels, YieldWatching
-from sessions.call.far_ends.yield_watch import SETTLE_S
+from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S
 from sessions.call.near_end.caller_line import Synthesizer, line_rate_of
 from sessions.call.voice.recording import CallRecording
 from sessions.clock import Clock
@@ -66,16 +66,18 @@ class _Closing:
 @dataclass
 class _Held:
     """An agent turn whose end came in a delivery gap: it stays open for
-    :data:`SETTLE_S`, so audio that comes back in time goes on the same turn (a stall,
-    not a new turn talking over the caller)."""
+    :data:`SETTLE_S`, and :data:`STALL_S` from where delivery stopped, so audio that
+    comes back in time goes on the same turn (a stall, not a new turn talking over the
+    caller)."""
 
     turn: LineTurn
     t: float
     silence_start: float
+    gap: float
 
     @property
     def due(self) -> float:
-        return self.t + SETTLE_S
+        return max(self.t + SETTLE_S, self.gap + STALL_S)
 
 
 class LineFarEnd(YieldWatching):
@@ -228,10 +230,10 @@ class LineFarEnd(YieldWatching):
             return round(at, 6)
         return round(min(t, at), 6)
 
-    def _stalled(self, since: float, until: float) -> bool:
-        """The agent's audio ran out with no clear in this silence: a gap in delivery (a
-        stall, or an agent that stops by sending nothing)."""
-        return self._playout is not None and self._playout.gap_in(since, until)
+    def _stall_start(self, since: float, until: float) -> float | None:
+        """Where the agent's audio ran out with no clear in this silence, if it did: a gap
+        in delivery (a stall, or an agent that stops by sending nothing)."""
+        return None if self._playout is None else self._playout.gap_start(since, until)
 
     def _line_notices(self, t: float) -> None:
         e = self.e
@@ -305,8 +307,9 @@ class LineFarEnd(YieldWatching):
         t, silence_start = ev.t, ev.silence_start
         # Watches still waiting on this silence are decided by it (it is a turn end).
         self._watch_frame(t, t, speaking=False, caller_active=self.caller.active)
-        if self._stalled(silence_start, t):  # a gap in delivery: it may go on (_Held)
-            self._held = _Held(turn, t, silence_start)
+        gap = self._stall_start(silence_start, t)
+        if gap is not None:  # a gap in delivery: it may go on (_Held)
+            self._held = _Held(turn, t, silence_start, gap)
             return
         self._end_turn(turn, t, silence_start)
 

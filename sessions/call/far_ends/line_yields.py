@@ -12,7 +12,7 @@ import numpy as np
 
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
 from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
-from sessions.call.far_ends.yield_watch import SETTLE_S, YieldResult, YieldWatch
+from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S, YieldResult, YieldWatch
 from sessions.call.near_end.caller_line import Synthesizer, Utterance
 from sessions.call.near_end.line_caller import LineCaller
 from sessions.log.models import (
@@ -259,8 +259,16 @@ class YieldWatching(LineCaller):
         """Report the stops whose moment has passed; the VAD hearing speech again (a new
         turn) ends the search for a resumption just before it."""
         still = []
-        for watch, result, turn, stalled in self._settling:
-            due = min(result.decided_t + SETTLE_S, watch.deadline)
+        for watch, result, turn, _ in self._settling:
+            # Asked again each frame: the line's buffer may run dry after the decision
+            # (audio the agent sent ahead plays out first), and the gap is the stall.
+            s = result.silence_start
+            gap = None if s is None else self._stall_start(s, t0 if speaking else t1)
+            stalled = gap is not None
+            due = result.decided_t + SETTLE_S
+            if gap is not None:  # the agent may go on: as long from where delivery stopped
+                due = max(due, gap + STALL_S)
+            due = min(due, watch.deadline)
             if stalled and speaking and not force and t0 < due - 1e-9:
                 # Its audio came back after a gap in delivery, in time: it stalled and
                 # went on with its turn; it did not stop (the watch goes on).
@@ -276,7 +284,11 @@ class YieldWatching(LineCaller):
     def _stalled(self, since: float, until: float) -> bool:
         """The agent's audio ran out with no clear in [since, until) (the line far end
         knows)."""
-        return False
+        return self._stall_start(since, until) is not None
+
+    def _stall_start(self, since: float, until: float) -> float | None:
+        """Where that gap in delivery began (None: no gap; the line far end knows)."""
+        return None
 
     def settling(self, turn: LineTurn) -> bool:
         """A stop of this turn is still being settled (its end waits for it)."""

@@ -37,6 +37,11 @@ Audio = npt.NDArray[np.float32]
 SETTLE_S = 0.5
 """After a watch decides the agent stopped, short sounds this long after (within the act's
 window, and before anything the VAD calls speech) still belong to the stop."""
+STALL_S = 1.0
+"""A stop decided on a gap in the agent's delivery (its audio ran dry with no clear) waits
+this long from where its delivery stopped for the agent to go on with its turn: a stall of
+up to ~0.8 s (the 400–700 ms Pipecat showed, plus the jitter depth and the VAD's onset)
+is the turn going on, not a stop; see docs/agent-measures.md "Stalls are not stops"."""
 INTERRUPTION_WINDOW_S = 2.0
 BACKCHANNEL_WINDOW_S = 1.0
 SOUND_LEVEL = 0.02
