@@ -4,7 +4,7 @@ per-instance bookkeeping, so ``cutin audit`` and ``cutin report`` of a big log c
 small multiple of it (a 138 MB log once took 1.5–1.75 GB); a line over the line limit
 is refused in one line, never held whole.
 
-Peak memory is the child's own ``ru_maxrss`` (``wait4``), against the same command on
+Peak memory is the child's own (``VmHWM``, see ``run_measured``), against the same command on
 a small log (the interpreter and its imports).
 """
 

@@ -6,8 +6,8 @@ ones that answer the ``openai`` client's ``session.update`` themselves
 (:func:`realtime_hello`), since the server only speaks JSON both ways.
 
 :func:`run_measured` runs ``cutin`` as a child and takes that child's own peak memory
-from ``wait4`` (the kernel's ``ru_maxrss`` of that one process, not of every child the
-test session ever had); :func:`run_tui` runs ``cutin call`` on a pseudo-terminal and
+(its ``VmHWM`` while it runs: not ``ru_maxrss``, which carries the test session's own
+size into every child); :func:`run_tui` runs ``cutin call`` on a pseudo-terminal and
 quits it with ctrl+q. :data:`RAW` and :func:`raw_controls` find what a terminal would
 act on; :func:`log_strings` walks every string of a JSONL log, decoded, so an escape
 written as ``\\u001b`` is found too.
@@ -78,26 +78,61 @@ class Measured:
     """The child's peak resident memory (``ru_maxrss``), MB."""
 
 
+def _hwm_kib(pid: int) -> int | None:
+    """The high-water mark of ``pid``'s resident memory since its exec (``VmHWM``), KiB."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def run_measured(argv: list[str], env: dict[str, str], timeout: float = 180.0) -> Measured:
-    """``python ARGV`` to completion (stdin empty), with its own peak memory."""
+    """``python ARGV`` to completion (stdin empty), with its own peak memory.
+
+    The peak is the child's ``VmHWM``, read every 20 ms while it runs: the memory of the
+    program it became. Not ``ru_maxrss``: Linux carries the pre-exec high-water mark of
+    the forked (or vforked) copy of the parent into it, so from a test session that has
+    loaded Whisper every child "peaks" at the session's size (850 MB whatever it did)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
             [sys.executable, *argv], stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env
         )
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
+        peak = [0]
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.is_set():
+                kib = _hwm_kib(proc.pid)
+                if kib is not None:
+                    peak[0] = max(peak[0], kib)
+                done.wait(0.02)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            # Wait without reaping, so the last look at VmHWM is as late as it can be.
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            done.set()
+            watcher.join()
+            _, status, _usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            done.set()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
+        assert peak[0] > 0, "the child's memory was never read"
         return Measured(
             proc.returncode,
             out.read().decode("utf-8", "replace"),
             err.read().decode("utf-8", "replace"),
-            usage.ru_maxrss / 1024,  # KiB on Linux
+            peak[0] / 1024,
         )
 
 
