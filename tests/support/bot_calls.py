@@ -154,7 +154,10 @@ def assert_bot_call(bot: Bot, log: Path, *, audio: str) -> AgentYield:
     format stated and no line error, and the bot's own account of the call (``audio``:
     the format it names in ``call started ID (PROTOCOL, AUDIO)``)."""
     heard = heard_greeting(log)
-    assert "hello" in heard and len(heard) >= 3, f"the greeting was not transcribed: {heard}"
+    # Its start and enough of it: tiny.en sometimes drops the first "Hello," of a line
+    # whose start is heard (['you', 'are', 'line', 'i', 'am'] in a whole-suite run).
+    start = {"hello", "you", "are", "through"}
+    assert start & set(heard) and len(heard) >= 3, f"the greeting was not transcribed: {heard}"
     y = yield_agrees_with_recording(log)
     assert line_events(log, "open") and line_events(log, "format")
     assert line_events(log, "clear"), "no clear-equivalent reached the log"
