@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pytest
@@ -328,19 +329,9 @@ def test_a_caller_who_drops_mid_reply_leaves_nothing_for_the_next(bot: Bot) -> N
 
 def test_the_default_reply_is_long_with_pauses_and_no_question() -> None:
     """What the bot says by default leaves a caller room to barge in at its pauses."""
-    import importlib.util
-    import shutil
     import subprocess
 
-    from tests.support.pipecat_bot import BOT
-
-    if shutil.which("espeak-ng") is None:
-        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
-
-    spec = importlib.util.spec_from_file_location("pipecat_bot_example", BOT)
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)  # its top level imports only the stdlib and numpy
+    example = _example_bot()
     text = example.DEFAULT_REPLY
     assert "?" not in text
     ssml = example.text_to_ssml(text, 350)
@@ -369,18 +360,9 @@ def test_the_long_greeting_pauses_after_twelve_words_and_talks_on() -> None:
     """``--long-greeting`` (the README's black-box tour): a rule at β 1 may cut into an
     agent's first turn only at a pause past 12 heard words, and the cut needs the bot
     still talking after it; ``--greeting TEXT`` and it do not go together."""
-    import importlib.util
-    import shutil
     import subprocess
 
-    from tests.support.pipecat_bot import BOT
-
-    if shutil.which("espeak-ng") is None:
-        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
-    spec = importlib.util.spec_from_file_location("pipecat_bot_example", BOT)
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)  # its top level imports only the stdlib and numpy
+    example = _example_bot()
     assert example.parse_args(["--long-greeting"]).greeting == example.LONG_GREETING
     assert example.parse_args([]).greeting == example.DEFAULT_GREETING
     with pytest.raises(SystemExit):
@@ -415,3 +397,20 @@ def test_the_long_greeting_pauses_after_twelve_words_and_talks_on() -> None:
     assert 9.0 < seconds < 13.0
     assert len(pauses) >= 2 and all(at > 4.0 for at, _ in pauses)
     assert last - pauses[0][0] > 4.0  # room for the cut and the bot's yield after it
+
+
+def _example_bot() -> Any:
+    """examples/pipecat_bot.py as a module (its top level imports only the stdlib and
+    numpy); skips without espeak-ng, which its texts are measured with."""
+    import importlib.util
+    import shutil
+
+    from tests.support.pipecat_bot import BOT
+
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
+    spec = importlib.util.spec_from_file_location("pipecat_bot_example", BOT)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example
