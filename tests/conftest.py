@@ -30,6 +30,15 @@ settings.register_profile(
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
+# ---- parallel workers --------------------------------------------------------------------
+# ./dev test runs the suite on pytest-xdist workers. execnet starts each worker with
+# COLUMNS=80 and LINES=24, which a serial run has not: Rich and Textual would then lay out
+# for an 80×24 terminal, and every child cutin inherits it. A worker's tests see the
+# environment a serial run's tests see.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
@@ -40,7 +49,8 @@ def repo_root() -> Path:
 @pytest.fixture
 def child_env() -> dict[str, str]:
     """A copy of the environment for a child interpreter, with the repository importable."""
-    env = dict(os.environ)
+    # A child pytest that saw PYTEST_XDIST_* would take itself for a worker of this run.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + path if path else "")
     return env
