@@ -130,9 +130,13 @@ def test_the_header_names_the_line_not_a_secret(tmp_path: Path) -> None:
     assert isinstance(spec.speech_info(), SpeechInfo)
 
 
-def test_simulate_and_audit_a_batch_against_the_bot(tmp_path: Path, pipecat_bot: Bot) -> None:
+def test_simulate_and_audit_a_batch_against_the_bot(tmp_path: Path, pipecat_bots: BotPool) -> None:
     """`cutin simulate --agent twilio:...` files real-time calls like any batch; a second
-    run skips them; `cutin audit` reports the agent under test."""
+    run skips them; `cutin audit` reports the agent under test.
+
+    The bot's long greeting (the README tour's) has a pause after 17 words, where β = 1
+    cuts in about 7 s into the call: the yield does not wait on the bot hearing the
+    caller and answering at length, which under load came after 30 s."""
     import json
     import os
 
@@ -141,8 +145,8 @@ def test_simulate_and_audit_a_batch_against_the_bot(tmp_path: Path, pipecat_bot:
     out = tmp_path / "batch"
     env = {**os.environ, "CUTIN_CACHE_DIR": str(tmp_path / "cache")}
     args = ["simulate", "--scenario", "retail-order-change", "--beta", "1", "--gamma", "0",
-            "--runs", "1", "--max-seconds", "30", "--out", str(out)]  # fmt: skip
-    bot = pipecat_bot
+            "--runs", "1", "--max-seconds", "16", "--out", str(out)]  # fmt: skip
+    bot = pipecat_bots.get("--long-greeting")
     first = run_cutin(*args, "--agent", f"twilio:{bot.url}", env=env, timeout=180)
     assert first.returncode == 0, first.stderr
     bot.wait_idle()
