@@ -44,7 +44,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 class WholeFlagsFormatter(argparse.HelpFormatter):
     """Help text wrapped at spaces only: argparse's own wrapping also breaks at hyphens,
-    which split a flag across lines (``--keep-`` / ``lagged``, ``--max-`` / ``seconds``)."""
+    which split a flag across lines (``--keep-`` / ``lagged``, ``--max-`` / ``seconds``).
+    A description's paragraphs (blank-line separated) stay paragraphs, each refilled to
+    the terminal's width."""
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         import textwrap
@@ -53,11 +55,16 @@ class WholeFlagsFormatter(argparse.HelpFormatter):
         return textwrap.wrap(text, width, break_on_hyphens=False)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import re
         import textwrap
 
-        text = " ".join(text.split())
-        return textwrap.fill(
-            text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text.strip())]
+        return "\n\n".join(
+            textwrap.fill(
+                p, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+            )
+            for p in paragraphs
+            if p
         )
 
 

@@ -195,7 +195,6 @@ def _add_speech_options(p: argparse.ArgumentParser) -> None:
 def configure(p: argparse.ArgumentParser) -> None:
     from sessions.lines.registry import line_help
 
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument(
         "--scenario",
         metavar="NAME|FILE",
