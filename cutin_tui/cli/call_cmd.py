@@ -91,12 +91,12 @@ def agent_choice(value: str) -> str:
     if value.startswith(("ws://", "wss://")):
         # A bare URL does not say which protocol is spoken on it (Twilio Media
         # Streams is one of several), so it is not guessed.
-        spoken = "; ".join(
-            f"for {t.about}: {t.prefix}{value}" for t in transports() if t.prefix and t.schemes
+        # The per-protocol forms are the answer; the whole list of forms would bury it.
+        spoken = ", ".join(
+            f"{t.prefix}{value} ({t.about})" for t in transports() if t.prefix and t.schemes
         )
         raise argparse.ArgumentTypeError(
-            f"{value!r} does not say which protocol the agent speaks ({spoken}); "
-            f"use {agent_forms()}"
+            f"{value!r} does not say which protocol the agent speaks; put it first: {spoken}"
         )
     if on_line(value):
         try:

@@ -274,7 +274,8 @@ def test_a_registered_transport_is_an_agent_everywhere(toy: None) -> None:
         agent_choice("toy:ws://h:99999/")
     with pytest.raises(argparse.ArgumentTypeError) as refused:
         agent_choice(url)  # a bare URL: which protocol? the toy is one answer
-    assert f"for raw PCM16: toy:{url}" in str(refused.value)
+    assert f"toy:{url} (raw PCM16)" in str(refused.value)
+    assert "HOST:PORT" not in str(refused.value)  # its forms, not every form there is
     for command in ("call", "simulate"):
         help_text = " ".join(_help(command).split())
         assert "toy:ws://HOST:PORT/PATH (raw PCM16, PCM16 16 kHz)" in help_text, command
