@@ -23,13 +23,8 @@ agent gets SIGINT, then SIGKILL.
 from __future__ import annotations
 
 import json
-import os
-import queue
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from sessions.lines.codec import StreamResampler
+from tests.support.process import ChildProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 AGENT = REPO_ROOT / "examples" / "known_agent.py"
@@ -51,11 +47,8 @@ RATE = 8000
 @dataclass
 class KnownAgent:
     url: str
-    process: subprocess.Popen[str]
+    child: ChildProcess
     truth_path: Path
-    stderr_path: Path
-    lines: list[str] = field(default_factory=list)
-    _queue: queue.Queue[str] = field(default_factory=queue.Queue)
     _speech: dict[str, np.ndarray] = field(default_factory=dict)
 
     def truth(self) -> list[dict[str, Any]]:
@@ -156,16 +149,7 @@ class KnownAgent:
         return t + lag / RATE - down.delay_s
 
     def stderr_tail(self, n: int = 30) -> str:
-        try:
-            text = self.stderr_path.read_text(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-n:])
-
-
-def _pump(stream: Any, into: queue.Queue[str]) -> None:
-    for line in stream:
-        into.put(line.rstrip("\n"))
+        return self.child.stderr_tail(n)
 
 
 @contextmanager
@@ -173,51 +157,9 @@ def running_known_agent(
     *args: str, start_timeout_s: float = START_TIMEOUT_S
 ) -> Iterator[KnownAgent]:
     """Start the agent with ``args`` on a free port; stop it afterwards."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
     with tempfile.TemporaryDirectory(prefix="cutin-known-agent-") as tmp:
         truth = Path(tmp) / "truth.jsonl"
-        stderr_path = Path(tmp) / "stderr.txt"
-        with stderr_path.open("w") as stderr:
-            process = subprocess.Popen(
-                [sys.executable, str(AGENT), "--port", "0", "--truth", str(truth), *args],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-                env=env,
-                cwd=REPO_ROOT,
-            )
-        agent = KnownAgent("", process, truth, stderr_path)
-        threading.Thread(target=_pump, args=(process.stdout, agent._queue), daemon=True).start()
-        try:
-            deadline = time.monotonic() + start_timeout_s
-            while not agent.url:
-                try:
-                    line = agent._queue.get(timeout=0.05)
-                except queue.Empty:
-                    line = ""
-                if line:
-                    agent.lines.append(line)
-                if line.startswith(READY_PREFIX):
-                    agent.url = line[len(READY_PREFIX) :].strip()
-                elif process.poll() is not None:
-                    raise AssertionError(
-                        f"the known agent exited with {process.returncode} before it was "
-                        f"ready:\n{agent.stderr_tail()}"
-                    )
-                elif time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"the known agent printed no ready line within {start_timeout_s:g} s:"
-                        f"\n{agent.stderr_tail()}"
-                    )
-            yield agent
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=5)
-            if process.stdout is not None:
-                process.stdout.close()
+        argv = [sys.executable, str(AGENT), "--port", "0", "--truth", str(truth), *args]
+        with ChildProcess(argv, name="the known agent", cwd=REPO_ROOT) as child:
+            ready = child.wait_ready(READY_PREFIX, start_timeout_s)
+            yield KnownAgent(ready[len(READY_PREFIX) :].strip(), child, truth)

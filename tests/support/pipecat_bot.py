@@ -22,27 +22,24 @@ whisper model is missing. On exit the bot gets SIGINT, then SIGKILL.
 from __future__ import annotations
 
 import importlib.util
-import os
-import queue
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from tests.support.process import ChildProcess, Line
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BOT = REPO_ROOT / "examples" / "pipecat_bot.py"
-READY_PREFIX = "cutin-bot: listening "
+TAG = "cutin-bot: "
+READY_PREFIX = TAG + "listening "
 START_TIMEOUT_S = 90.0
 """Importing Pipecat and loading whisper on a busy shared machine can be slow."""
 
@@ -61,49 +58,28 @@ def bot_unavailable() -> str | None:
 @dataclass
 class Bot:
     url: str
-    process: subprocess.Popen[str]
-    stderr_path: Path
+    child: ChildProcess
     protocol: str = "twilio"
     """The ``--protocol`` it answers."""
-    lines: list[tuple[float, str]] = field(default_factory=list)
-    """Every stdout line with ``time.monotonic()`` when it was read."""
     since: float = 0.0
     """``said`` (and so ``wait_line``, ``hung_up_count``) reads only the
     lines read at or after this ``time.monotonic()``: a shared bot's earlier calls (other
     tests') are not this test's (see :class:`BotPool`)."""
-    _queue: queue.Queue[tuple[float, str]] = field(default_factory=queue.Queue)
 
     def stderr_tail(self, n: int = 30) -> str:
-        try:
-            text = self.stderr_path.read_text(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-n:])
+        return self.child.stderr_tail(n)
 
-    def said(self, prefix: str) -> list[tuple[float, str]]:
+    def _said(self, after: float = 0.0) -> list[Line]:
+        """Its ``cutin-bot:`` lines (the tag stripped) read at or after ``after``."""
+        return [(t, s[len(TAG) :]) for t, s in self.child.find(TAG, after)]
+
+    def said(self, prefix: str) -> list[Line]:
         """Lines (``cutin-bot: `` stripped) starting with ``prefix``, read so far."""
-        self._drain()
-        tag = "cutin-bot: "
-        return [
-            (t, line[len(tag) :])
-            for t, line in self.lines
-            if t >= self.since and line.startswith(tag + prefix)
-        ]
+        return [(t, s) for t, s in self._said(self.since) if s.startswith(prefix)]
 
-    def wait_line(
-        self, prefix: str, timeout: float = 10.0, after: float = 0.0
-    ) -> tuple[float, str]:
-        deadline = time.monotonic() + timeout
-        while True:
-            found = [(t, s) for t, s in self.said(prefix) if t >= after]
-            if found:
-                return found[0]
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"the bot never said {prefix!r} within {timeout} s; it said "
-                    f"{[s for _, s in self.lines]}\nstderr:\n{self.stderr_tail()}"
-                )
-            time.sleep(0.02)
+    def wait_line(self, prefix: str, timeout: float = 10.0, after: float = 0.0) -> Line:
+        t, line = self.child.wait_line(TAG + prefix, timeout, after=max(after, self.since))
+        return t, line[len(TAG) :]
 
     def wait_idle(self, timeout: float = 20.0) -> None:
         """Wait until every call the bot took has ended on its side (as many ``caller
@@ -114,17 +90,15 @@ class Bot:
         while self._calls_open():
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"the bot's last call never ended within {timeout} s; it said "
-                    f"{[s for _, s in self.lines][-8:]}\nstderr:\n{self.stderr_tail()}"
+                    f"the bot's last call never ended within {timeout} s; {self.child.story(8)}"
                 )
             time.sleep(0.02)
 
     def _calls_open(self) -> bool:
         """Some call the bot took (ever, not only since ``since``) has not ended."""
-        self._drain()
-        tag = "cutin-bot: "
-        started = sum(1 for _, line in self.lines if line.startswith(tag + "call started"))
-        ended = sum(1 for _, line in self.lines if line.startswith(tag + "caller hung up"))
+        said = [s for _, s in self._said()]
+        started = sum(1 for s in said if s.startswith("call started"))
+        ended = sum(1 for s in said if s.startswith("caller hung up"))
         return ended < started
 
     def wait_quiet(
@@ -139,10 +113,8 @@ class Bot:
         its lines."""
         self.wait_idle(timeout)
         deadline = time.monotonic() + timeout
-        tag = "cutin-bot: "
         while True:
-            self._drain()
-            said = [(t, line[len(tag) :]) for t, line in self.lines if line.startswith(tag)]
+            said = self._said()
             if not any(s.startswith("call started") for _, s in said):
                 return  # a fresh bot
             speaking = sum(1 for _, s in said if s == "speaking")
@@ -156,8 +128,7 @@ class Bot:
                 return
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"the bot never fell quiet within {timeout} s; it said "
-                    f"{[s for _, s in said][-8:]}\nstderr:\n{self.stderr_tail()}"
+                    f"the bot never fell quiet within {timeout} s; {self.child.story(8)}"
                 )
             time.sleep(0.05)
 
@@ -172,21 +143,9 @@ class Bot:
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"the bot saw {self.hung_up_count()} calls end, not {count}, within"
-                    f" {timeout} s; it said {[s for _, s in self.lines][-8:]}"
+                    f" {timeout} s; {self.child.story(8)}"
                 )
             time.sleep(0.02)
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                self.lines.append(self._queue.get_nowait())
-            except queue.Empty:
-                return
-
-
-def _pump(stream: object, into: queue.Queue[tuple[float, str]]) -> None:
-    for line in stream:  # type: ignore[attr-defined]
-        into.put((time.monotonic(), line.rstrip("\n")))
 
 
 def _options(protocol: str) -> list[str]:
@@ -202,51 +161,10 @@ def running_bot(
     reason = bot_unavailable()
     if reason:
         pytest.skip(f"the Pipecat bot cannot run: {reason}")
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    with tempfile.TemporaryDirectory(prefix="cutin-bot-") as tmp:
-        stderr_path = Path(tmp) / "stderr.txt"
-        with stderr_path.open("w") as stderr:
-            process = subprocess.Popen(
-                [sys.executable, str(BOT), *_options(protocol), *args],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-                env=env,
-                cwd=REPO_ROOT,
-            )
-        bot = Bot(url="", process=process, stderr_path=stderr_path, protocol=protocol)
-        threading.Thread(target=_pump, args=(process.stdout, bot._queue), daemon=True).start()
-        try:
-            deadline = time.monotonic() + start_timeout_s
-            while not bot.url:
-                bot._drain()
-                ready = [line for _, line in bot.lines if line.startswith(READY_PREFIX)]
-                if ready:
-                    bot.url = ready[0][len(READY_PREFIX) :].strip()
-                elif process.poll() is not None:
-                    raise AssertionError(
-                        f"the bot exited with {process.returncode} before it was ready:\n"
-                        f"{bot.stderr_tail()}"
-                    )
-                elif time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"the bot printed no ready line within {start_timeout_s:g} s:\n"
-                        f"{bot.stderr_tail()}"
-                    )
-                else:
-                    time.sleep(0.05)
-            yield bot
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=5)
-            if process.stdout is not None:
-                process.stdout.close()
+    argv = [sys.executable, str(BOT), *_options(protocol), *args]
+    with ChildProcess(argv, name="the bot", cwd=REPO_ROOT) as child:
+        ready = child.wait_ready(READY_PREFIX, start_timeout_s)
+        yield Bot(url=ready[len(READY_PREFIX) :].strip(), child=child, protocol=protocol)
 
 
 def _line(bot: Bot) -> Any:
@@ -296,10 +214,9 @@ def _ready(bot: Bot) -> bool:
     """Whether a bot that took calls before is ready for another: alive, quiet, and
     settled. A bot an earlier test left stuck (a call that never ended on its side,
     speech it never stopped) is not: that test has failed for it already."""
-    if bot.process.poll() is not None:
+    if not bot.child.running():
         return False
-    bot._drain()
-    if not any(line.startswith("cutin-bot: call started") for _, line in bot.lines):
+    if not bot.child.find(TAG + "call started"):
         return True  # no call yet
     try:
         bot.wait_quiet(timeout=30.0)
