@@ -108,6 +108,9 @@ def _exit_at_once(code: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from sessions.speech.tuning import limit_helper_threads
+
+    limit_helper_threads()  # before anything imports numpy (sessions/speech/tuning.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     module_name = getattr(args, "_module", None)

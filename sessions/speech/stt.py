@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sessions.speech import SAMPLE_RATE
+from sessions.speech.tuning import keep_large_buffers
 from sessions.speech.words import TimedWord, split_at
 
 Audio = npt.NDArray[np.float32]
@@ -99,6 +100,7 @@ class Transcriber:
         if self._model is not None:
             return self
         target = resolve_model(self.model)
+        keep_large_buffers()  # Whisper's per-call buffers reused, not page-faulted in again
         try:
             from faster_whisper import WhisperModel
         except ImportError:
