@@ -28,8 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from controls.adapt import reference_rate  # noqa: E402
-from sessions.batch import conditions, plan_batch, summarize  # noqa: E402
-from sessions.batch_run import CallStatus, RunOptions, run_batch  # noqa: E402
+from sessions.batch.filing import CallStatus  # noqa: E402
+from sessions.batch.plan import BatchPlan, RunOptions, conditions, plan_batch  # noqa: E402  # noqa: E402
+from sessions.batch.run import run_batch  # noqa: E402
+from sessions.batch.tally import summarize  # noqa: E402
 from sessions.scenarios import load_scenario  # noqa: E402
 from sessions.scenarios.model import Scenario  # noqa: E402
 
@@ -59,7 +61,7 @@ def sweep(rhythm: str, dial: str, adapt: bool, out: Path, runs: int, jobs: int) 
     specs = plan_batch(list(scenarios), grid, runs=runs, seed=0, batch="adapt", paired=True)
     options = RunOptions(agent_profile=profile, adapt=adapt)
     folder = out / f"{rhythm}-{dial}-{'adapt' if adapt else 'paper'}"
-    outcomes = list(run_batch(specs, scenarios, options, folder, jobs=jobs))
+    outcomes = list(run_batch(BatchPlan(specs, scenarios, options, folder, jobs=jobs)))
     failed = [o for o in outcomes if o.status is CallStatus.FAILED]
     if failed:
         raise SystemExit(f"{len(failed)} calls failed, first: {failed[0].message}")

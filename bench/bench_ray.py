@@ -6,7 +6,7 @@ does); the agent is ``examples/known_agent.py`` (pre-rendered speech, an energy 
 nearly no CPU, its own process). For each N in ``LEVELS``, N calls of at most
 ``CALL_S`` seconds run at once on the node's actor (one pump, shared models, results
 shipped back as bytes and filed by the driver) through
-:func:`sessions.cluster.dispatch.run_on_ray`. Measured per N:
+:func:`sessions.batch.run.run_batch` with a :class:`~sessions.batch.plan.RaySetup`. Measured per N:
 
 - calls per hour: N calls over the wall time from the actor's answer (models loaded)
   to the last call filed;
@@ -97,9 +97,16 @@ class Level:
 
 
 def run_level(url: str, n: int, out: Path) -> Level:
-    from sessions.batch import conditions, plan_batch
-    from sessions.batch_run import CallStatus, RunOptions
-    from sessions.cluster.dispatch import RayStats, run_on_ray
+    from sessions.batch.filing import CallStatus
+    from sessions.batch.plan import (
+        BatchPlan,
+        RaySetup,
+        RayStats,
+        RunOptions,
+        conditions,
+        plan_batch,
+    )
+    from sessions.batch.run import run_batch
     from sessions.log import read_session
     from sessions.log.models import EndEvent
     from sessions.scenarios import load_scenario
@@ -115,7 +122,8 @@ def run_level(url: str, n: int, out: Path) -> Level:
     outcomes = []
     cpu = 0.0
     end = time.monotonic()
-    for outcome in run_on_ray(specs, {scenario.name: scenario}, options, out, stats=stats):
+    plan = BatchPlan(specs, {scenario.name: scenario}, options, out, ray=RaySetup(stats=stats))
+    for outcome in run_batch(plan):
         outcomes.append(outcome)
         if len(outcomes) == n:  # read before the actor is ended with the run
             end = time.monotonic()
@@ -137,7 +145,7 @@ def run_level(url: str, n: int, out: Path) -> Level:
 
 
 def measure(levels: tuple[int, ...] = LEVELS) -> list[Level]:
-    from sessions.cluster.connect import connect, shutdown
+    from sessions.batch.cluster.connect import connect, shutdown
     from tests.support.known_agent import running_known_agent
 
     out: list[Level] = []

@@ -22,7 +22,7 @@ HEAVY_MODULES = (
     "openai",
     "scipy",
     "ctranslate2",
-    "ray",  # only sessions.cluster, only inside its functions (the cluster extra)
+    "ray",  # only sessions.batch.cluster, only inside its functions (the cluster extra)
 )
 
 # Imports a package and every module under it, then reports what got loaded.

@@ -2,7 +2,7 @@
 call's condition; live on a terminal (rich), plain lines on stderr otherwise.
 
 The batch runner reports finished calls through :meth:`BatchProgress.advance` and
-what is running through a :class:`~sessions.batch_live.BatchBoard`, read here on the
+what is running through a :class:`~sessions.batch.board.BatchBoard`, read here on the
 display's own refresh (never from a call's frame).
 """
 
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from sessions.inert_text import terminal_line
 
 if TYPE_CHECKING:
-    from sessions.batch_live import BatchBoard, CallState
-    from sessions.batch_run import CallOutcome
+    from sessions.batch.board import BatchBoard, CallState
+    from sessions.batch.filing import CallOutcome
 
 PLAIN_EVERY_S = 30.0
 """Without a terminal: a status line this often, besides one line per finished call."""

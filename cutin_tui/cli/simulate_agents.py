@@ -79,7 +79,7 @@ def check_capacity(args: argparse.Namespace, agents: list[str]) -> int:
     """How many line calls run at once; refuses more than this machine paces (--force)."""
     import sys
 
-    from sessions.batch_live import LINE_CALL_CPU, max_line_jobs, usable_cores
+    from sessions.batch.pump import LINE_CALL_CPU, max_line_jobs, usable_cores
 
     jobs: int = args.jobs if len(agents) == 1 else min(args.jobs, len(agents))
     if len(agents) > 1 and args.jobs > len(agents):

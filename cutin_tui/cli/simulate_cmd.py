@@ -15,12 +15,12 @@ from cutin_tui.cli.args import add_caller_style, tendency_list
 from cutin_tui.cli.call_cmd import check_agent_key
 from cutin_tui.cli.progress import batch_progress
 from cutin_tui.cli.simulate_agents import AgentsAction, check_agents, check_capacity
-from cutin_tui.cli.simulate_ray import add_ray_options, check_ray, ray_batch
+from cutin_tui.cli.simulate_ray import add_ray_options, check_ray, ray_setup
 from cutin_tui.cli.simulate_report import report
 
 if TYPE_CHECKING:
-    from sessions.batch import CallSpec
-    from sessions.batch_run import CallOutcome, RunOptions
+    from sessions.batch.filing import CallOutcome
+    from sessions.batch.plan import CallSpec, RunOptions
 
 DESCRIPTION = (
     "Run calls headless on the virtual text clock: every scenario × every combination of "
@@ -239,7 +239,7 @@ def _check_llm(args: argparse.Namespace) -> str:
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
-    from sessions.batch_run import RunOptions
+    from sessions.batch.plan import RunOptions
     from sessions.plan import on_line
 
     if on_line(args.agent):
@@ -261,9 +261,17 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessions.batch import RATE_JITTER_DEFAULT, PlanError, conditions, plan_batch
-    from sessions.batch_live import BatchBoard
-    from sessions.batch_run import BatchMismatch, CallStatus, run_batch
+    from sessions.batch.board import BatchBoard
+    from sessions.batch.cluster.connect import ClusterError
+    from sessions.batch.filing import BatchMismatch, CallStatus
+    from sessions.batch.plan import (
+        RATE_JITTER_DEFAULT,
+        BatchPlan,
+        PlanError,
+        conditions,
+        plan_batch,
+    )
+    from sessions.batch.run import run_batch
     from sessions.plan import LINE_SCENARIO, on_line
     from sessions.plan import on_line as is_line
     from sessions.scenarios import ScenarioError, load_scenario, shipped_scenario_names
@@ -315,6 +323,16 @@ def run(args: argparse.Namespace) -> int:
     except (PlanError, ValueError) as exc:
         raise CliError(str(exc)) from None
 
+    plan = BatchPlan(
+        specs,
+        scenarios,
+        options,
+        out_dir,
+        jobs=jobs,
+        agents=agents,
+        settings=settings,
+        ray=ray_setup(args),  # the same plan and filing, on a Ray cluster
+    )
     outcomes: list[CallOutcome] = []
     interrupted = False
     board = BatchBoard()
@@ -322,25 +340,11 @@ def run(args: argparse.Namespace) -> int:
     batch: Iterator[CallOutcome] = iter(())
     with batch_progress(len(specs), board, jobs) as progress:
         try:
-            if args.ray is not None:  # the same plan and filing, on a Ray cluster
-                batch = ray_batch(
-                    args, specs, scenarios, options, out_dir, settings, agents=agents, board=board
-                )
-            else:
-                batch = run_batch(
-                    specs,
-                    scenarios,
-                    options,
-                    out_dir,
-                    jobs=jobs,
-                    settings=settings,
-                    agents=agents,
-                    board=board,
-                )
+            batch = run_batch(plan, board=board)
             for outcome in batch:
                 outcomes.append(outcome)
                 progress.advance(outcome)
-        except BatchMismatch as exc:
+        except (BatchMismatch, ClusterError) as exc:
             raise CliError(str(exc)) from None
         except KeyboardInterrupt:
             interrupted = True

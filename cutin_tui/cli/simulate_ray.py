@@ -1,22 +1,16 @@
-"""`cutin simulate --ray [ADDRESS]`: the batch's calls on a Ray cluster (sessions.cluster)."""
+"""`cutin simulate --ray [ADDRESS]`: the batch's calls on a Ray cluster (sessions.batch.cluster)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
 
 if TYPE_CHECKING:
-    from sessions.batch import CallSpec
-    from sessions.batch_live import BatchBoard
-    from sessions.batch_run import CallOutcome, RunOptions
-    from sessions.scenarios.model import Scenario
-    from sessions.settings import Settings
+    from sessions.batch.plan import RaySetup
 
 
 def add_ray_options(p: argparse.ArgumentParser) -> None:
@@ -60,36 +54,13 @@ def _note(line: str) -> None:
     print(f"cutin simulate: {terminal_line(line)}", file=sys.stderr, flush=True)
 
 
-def ray_batch(
-    args: argparse.Namespace,
-    specs: list[CallSpec],
-    scenarios: Mapping[str, Scenario],
-    options: RunOptions,
-    out_dir: Path,
-    settings: Settings,
-    *,
-    agents: Sequence[str] = (),
-    board: BatchBoard | None = None,
-) -> Iterator[CallOutcome]:
-    """The batch on Ray, with a line on stderr per node, per lost node and per rerun
-    call; a cluster that cannot be used is one :class:`CliError` line. Several
-    ``agents`` are each lent to one call at a time, as in a local batch; ``board``
-    shows the calls running on the nodes."""
-    from sessions.cluster.connect import ClusterError
-    from sessions.cluster.dispatch import run_on_ray
+def ray_setup(args: argparse.Namespace) -> RaySetup | None:
+    """The plan's Ray part (None: no --ray), with a line on stderr per node, per lost
+    node and per rerun call; a cluster that cannot be used is one
+    :class:`~sessions.batch.cluster.connect.ClusterError` line, which the command
+    prints as its error."""
+    from sessions.batch.plan import RaySetup
 
-    try:
-        yield from run_on_ray(
-            specs,
-            scenarios,
-            options,
-            out_dir,
-            address=args.ray or None,
-            settings=settings,
-            cpus_per_call=args.ray_cpus_per_call,
-            note=_note,
-            agents=agents,
-            board=board,
-        )
-    except ClusterError as exc:
-        raise CliError(str(exc)) from None
+    if args.ray is None:
+        return None
+    return RaySetup(address=args.ray or None, cpus_per_call=args.ray_cpus_per_call, note=_note)

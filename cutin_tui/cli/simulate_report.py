@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from replay.report.plural import plural
 
 if TYPE_CHECKING:
-    from sessions.batch import CallSpec, ConditionSummary
-    from sessions.batch_run import CallOutcome
+    from sessions.batch.filing import CallOutcome
+    from sessions.batch.plan import CallSpec
+    from sessions.batch.tally import ConditionSummary
 
 
 def _rate(x: float | None) -> str:
@@ -57,9 +58,9 @@ def report(
     """The closing report. ``out_dir`` None: nothing was written (the folder this run
     made was removed); ``told``: the failed calls whose reason the progress already
     printed (not repeated here)."""
-    from sessions.batch import summarize
-    from sessions.batch_live import INTERRUPTED
-    from sessions.batch_run import CallStatus
+    from sessions.batch.call import INTERRUPTED
+    from sessions.batch.filing import CallStatus
+    from sessions.batch.tally import summarize
 
     counts = {s: sum(1 for o in outcomes if o.status is s) for s in CallStatus}
     failed = [o for o in outcomes if o.status is CallStatus.FAILED]

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from controls.adapt import reference_rate
-from sessions.batch import conditions, plan_batch, summarize
-from sessions.batch_run import CallStatus, RunOptions, run_batch
+from sessions.batch.filing import CallStatus
+from sessions.batch.plan import BatchPlan, RunOptions, conditions, plan_batch
+from sessions.batch.run import run_batch
+from sessions.batch.tally import summarize
 from sessions.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +30,7 @@ def test_realized_interruptions_follow_the_reference(tmp_path: Path, rhythm: str
         list(scenarios), conditions([0.0], [BETA], [0.0]), runs=5, seed=0, paired=True
     )
     options = RunOptions(agent_profile=rhythm, adapt=True)
-    outcomes = list(run_batch(specs, scenarios, options, tmp_path))
+    outcomes = list(run_batch(BatchPlan(specs, scenarios, options, tmp_path)))
     assert all(o.status is CallStatus.RAN for o in outcomes)
     (row,) = summarize((o.spec, o.tally) for o in outcomes)
     assert row.agent_turns >= 100  # enough turns for a rate, not a handful

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cutin_tui.cli.simulate_agents import expand
-from sessions.batch_live import AgentPool, max_line_jobs
+from sessions.batch.pump import AgentPool, max_line_jobs
 from tests.batch.helpers import simulate
 
 

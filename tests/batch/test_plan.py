@@ -8,18 +8,16 @@ import sys
 
 import pytest
 
-from sessions.batch import (
+from sessions.batch.plan import (
     CallSpec,
-    CallTally,
     Condition,
     PlanError,
     conditions,
     derive_seed,
     plan_batch,
     speaking_rate,
-    summarize,
-    tally,
 )
+from sessions.batch.tally import CallTally, summarize, tally
 from sessions.log.models import (
     AgentTurnStart,
     Backchannel,
@@ -79,7 +77,7 @@ def test_seeds_are_stable_across_interpreters(child_env: dict[str, str]) -> None
     """Seeds come from a hash of the inputs, not Python's per-process str hash."""
     here = derive_seed(0, "retail-order-change", Condition(0.5, 0.3, 0.0), 2)
     code = (
-        "from sessions.batch import Condition, derive_seed;"
+        "from sessions.batch.plan import Condition, derive_seed;"
         "print(derive_seed(0, 'retail-order-change', Condition(0.5, 0.3, 0.0), 2))"
     )
     for hash_seed in ("1", "2"):

@@ -14,10 +14,11 @@ import pytest
 from cutin_tui.cli import progress as progress_module
 from cutin_tui.cli.progress import BatchProgress
 from cutin_tui.cli.simulate_report import report
-from sessions import batch_live
-from sessions.batch import Condition, plan_batch, tally
-from sessions.batch_live import BatchBoard
-from sessions.batch_run import CallOutcome, CallStatus
+from sessions.batch import board as board_module
+from sessions.batch.board import BatchBoard
+from sessions.batch.filing import CallOutcome, CallStatus
+from sessions.batch.plan import Condition, plan_batch
+from sessions.batch.tally import tally
 from sessions.log.models import EndEvent, FrameLag, LineEvent
 from tests.batch.helpers import simulate
 
@@ -84,18 +85,18 @@ def test_the_eta_goes_by_the_calls_times_and_how_many_run_at_once(
     10 and 20, d at 20, e and f at 30)."""
     now = [0.0]
     clock = SimpleNamespace(monotonic=lambda: now[0])
-    monkeypatch.setattr(batch_live, "time", clock)
+    monkeypatch.setattr(board_module, "time", clock)
     monkeypatch.setattr(progress_module, "time", clock)
     specs = plan_batch(["line-check"], [Condition(0.5, 1.0, 0.5)], runs=6)
     board = BatchBoard()
     progress = BatchProgress(len(specs), board, jobs=1)
-    board._started(specs[0].stem, None)
-    board._started(specs[1].stem, None)
+    board.call_started(specs[0].stem, None)
+    board.call_started(specs[1].stem, None)
     assert progress.eta() is None  # nothing has ended yet
     now[0] = 10.0
-    board._ended(specs[0].stem)
+    board.call_ended(specs[0].stem)
     progress.advance(CallOutcome(specs[0], CallStatus.RAN, Path("x")))
-    board._started(specs[2].stem, None)
+    board.call_started(specs[2].stem, None)
     assert "2 running" in progress.headline()
     eta = progress.eta()
     assert eta is not None and abs(eta - 20.0) < 1e-9, eta
@@ -123,16 +124,16 @@ def test_help_never_splits_a_flag(
 def test_parallel_virtual_calls_show_as_running(tmp_path: Path) -> None:
     """--jobs 2 on the virtual clock (worker processes): the board shows two calls running,
     then the next as each ends (it showed none)."""
-    from sessions.batch_run import RunOptions, run_batch
+    from sessions.batch.plan import BatchPlan, RunOptions
+    from sessions.batch.run import run_batch
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("clinic-triage")
     specs = plan_batch([scenario.name], [Condition(0.5, 0.0, 0.5)], runs=3)
     board = BatchBoard()
     seen = []
-    for outcome in run_batch(
-        specs, {scenario.name: scenario}, RunOptions(), tmp_path, jobs=2, board=board
-    ):
+    plan = BatchPlan(specs, {scenario.name: scenario}, RunOptions(), tmp_path, jobs=2)
+    for outcome in run_batch(plan, board=board):
         assert outcome.status is CallStatus.RAN, outcome.message
         seen.append(sorted(s.stem for s in board.running()))
     assert board.peak == 2 and len(board.took()) == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions.batch import tally
+from sessions.batch.tally import tally
 from sessions.log.models import Opportunity, TurnEnd
 from sessions.log.realized import realized
 from tests.call.helpers import run_call

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from sessions.batch import Condition, plan_batch
-from sessions.batch_live import AgentPool, BatchBoard
-from sessions.batch_run import RunOptions
-from sessions.cluster.placement import ActorSlot
+from sessions.batch.board import BatchBoard
+from sessions.batch.cluster.placement import ActorSlot
+from sessions.batch.plan import Condition, RunOptions, plan_batch
+from sessions.batch.pump import AgentPool
 
 pytest.importorskip("ray")
 
@@ -34,7 +34,7 @@ class _Handle:
 
 
 def test_calls_take_free_agents_and_the_board_counts_them(tmp_path: Path) -> None:
-    from sessions.cluster.dispatch import _Actor, _Driver, _Job
+    from sessions.batch.cluster.dispatch import _Actor, _Driver, _Job
 
     agents = ["twilio:ws://127.0.0.1:8765/", "twilio:ws://127.0.0.1:8766/"]
     specs = plan_batch(["line-check"], [Condition(0.5, 0.0, 0.5)], runs=3)
@@ -63,6 +63,6 @@ def test_calls_take_free_agents_and_the_board_counts_them(tmp_path: Path) -> Non
 
 
 def _no_log() -> Any:
-    from sessions.cluster.worker import CallResult
+    from sessions.batch.cluster.worker import CallResult
 
     return CallResult("x", False, "refused", None, None, "node", 0.1)

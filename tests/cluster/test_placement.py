@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions.cluster.placement import (
+from sessions.batch.cluster.placement import (
     PlacementError,
     default_cost,
     node_slots,

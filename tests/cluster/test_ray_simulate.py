@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from sessions.batch import tally
+from sessions.batch.tally import tally
 from sessions.log import read_session
 from tests.support.cli import run_cutin
 from tests.support.known_agent import running_known_agent

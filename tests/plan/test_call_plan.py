@@ -13,9 +13,10 @@ import pytest
 from cutin_tui.cli import build_parser, main
 from cutin_tui.cli.call_cmd import call_plan
 from cutin_tui.cli.simulate_cmd import _options
-from sessions.batch import conditions, plan_batch
-from sessions.batch_run import CallStatus, RunOptions, run_call
-from sessions.batch_run import call_plan as batch_call_plan
+from sessions.batch.call import run_call
+from sessions.batch.filing import CallStatus
+from sessions.batch.filing import call_plan as batch_call_plan
+from sessions.batch.plan import RunOptions, conditions, plan_batch
 from sessions.plan import CallPlan, PlanError
 from sessions.plan.build import build_call, call_config
 from sessions.plan.model import check_plan

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sessions.batch import CallSpec
-from sessions.batch_run import CallOutcome, CallStatus, RunOptions, run_call
+from sessions.batch.call import finish_call, run_call, start_call
+from sessions.batch.filing import CallOutcome, CallStatus
+from sessions.batch.plan import CallSpec, RunOptions
 from sessions.plan import on_line
 from sessions.scenarios.model import Scenario
 from sessions.version import version_string
@@ -71,7 +72,7 @@ class CallRunner:
     """Runs calls on one node; concurrent calls each get their own scratch folder.
 
     Calls on a line run in real time on one pump for the whole actor, sharing the loaded
-    VAD and Whisper models and the caller's speech (:mod:`sessions.batch_live` does the
+    VAD and Whisper models and the caller's speech (:mod:`sessions.batch.pump` does the
     same for ``--jobs``): the models are loaded before the actor answers, so its first
     calls do not pay for them. Virtual-clock calls run as :func:`run_call` runs them."""
 
@@ -101,11 +102,10 @@ class CallRunner:
     def _run_line(
         self, spec: CallSpec, scenario: Scenario, options: RunOptions, folder: Path
     ) -> CallOutcome:
-        """One real-time call on the actor's pump, filed in ``folder`` as run_live files it."""
-        from sessions.batch_live import _finish, _start
-
+        """One real-time call on the actor's pump, filed in ``folder`` as the pump
+        executor files it."""
         scenarios = {spec.scenario: scenario}
-        started = _start(spec, options.agent, scenarios, options, folder, self.settings)
+        started = start_call(spec, options.agent, scenarios, options, folder, self.settings)
         if isinstance(started, CallOutcome):
             return started
         done = threading.Event()
@@ -117,7 +117,7 @@ class CallRunner:
             on_done=lambda call, error: done.set(),
         )
         done.wait()
-        return _finish(started, folder, started.pumped.error)
+        return finish_call(started, folder, started.pumped.error)
 
     def info(self) -> RunnerInfo:
         return RunnerInfo(version_string(), socket.gethostname(), os.getpid())

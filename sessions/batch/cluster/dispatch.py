@@ -1,8 +1,8 @@
 """The driver of `cutin simulate --ray`: the batch's calls on a Ray cluster's nodes.
 
-Actors are placed per node (:mod:`sessions.cluster.placement`), each call goes to a
+Actors are placed per node (:mod:`sessions.batch.cluster.placement`), each call goes to a
 free slot, and each result comes back as bytes that are filed into ``--out`` exactly
-as a local call is (:func:`sessions.batch_run.file_parts`): a finished call under its
+as a local call is (:func:`sessions.batch.filing.file_parts`): a finished call under its
 final name, a failed one as ``.failed``, and a rerun skips what is finished. A node
 that dies takes its running calls with it: each is run again elsewhere, at most
 :data:`MAX_ATTEMPTS` times in all, then reported failed with the reason; no call is
@@ -19,21 +19,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sessions.batch import CallSpec, CallTally, tally
-from sessions.batch_live import AgentPool, BatchBoard
-from sessions.batch_run import (
+from sessions.batch.board import BatchBoard
+from sessions.batch.cluster.connect import (
+    ClusterError,
+    connect,
+    cpu_nodes,
+    import_ray,
+    shutdown,
+)
+from sessions.batch.cluster.placement import ActorSlot, PlacementError, default_cost, plan_actors
+from sessions.batch.cluster.worker import CallResult, CallRunner
+from sessions.batch.filing import (
     CallOutcome,
     CallStatus,
-    RunOptions,
     file_parts,
     final_path,
     part_path,
-    pending_calls,
     recording_part,
 )
-from sessions.cluster.connect import ClusterError, connect, cpu_nodes, import_ray, shutdown
-from sessions.cluster.placement import ActorSlot, PlacementError, default_cost, plan_actors
-from sessions.cluster.worker import CallResult, CallRunner
+from sessions.batch.plan import BatchPlan, CallSpec, RaySetup, RayStats, RunOptions
+from sessions.batch.pump import AgentPool
+from sessions.batch.tally import CallTally, tally
 from sessions.log.reader import LogError, read_session
 from sessions.plan import on_line
 from sessions.scenarios.model import Scenario
@@ -51,20 +57,6 @@ REPLACE_EVERY_S = 5.0
 """How often lost capacity is looked for again on the live nodes."""
 
 Note = Callable[[str], None]
-
-
-@dataclass
-class RayStats:
-    """What the bench reads after a run: the actors' CPU time and who ran what."""
-
-    nodes: set[str] = field(default_factory=set)
-    slots: int = 0
-    actor_cpu_s: float = 0.0
-    """CPU seconds of every actor process still alive at the end."""
-    call_s: float = 0.0
-    """Wall seconds of the calls, as the nodes timed them."""
-    first_ready: float | None = None
-    """``time.monotonic()`` when the first actor answered (its models loaded)."""
 
 
 @dataclass
@@ -113,42 +105,28 @@ def file_result(spec: CallSpec, result: CallResult, out_dir: Path) -> CallOutcom
 
 
 def run_on_ray(
-    specs: Sequence[CallSpec],
-    scenarios: Mapping[str, Scenario],
-    options: RunOptions,
-    out_dir: Path,
-    *,
-    address: str | None = None,
-    settings: Settings | None = None,
-    cpus_per_call: float | None = None,
-    note: Note = lambda line: None,
-    stats: RayStats | None = None,
-    agents: Sequence[str] = (),
+    todo: Sequence[CallSpec],
+    plan: BatchPlan,
+    setup: RaySetup,
     board: BatchBoard | None = None,
 ) -> Iterator[CallOutcome]:
-    """Like :func:`sessions.batch_run.run_batch`, on Ray: skipped calls first, then one
-    outcome per call as results come back. Raises :class:`ClusterError` (one line) when
-    Ray is missing, the cluster cannot be reached or has no CPU, and
-    :class:`~sessions.batch_run.BatchMismatch` as ``run_batch`` does.
+    """The calls still to run (resume is done by :func:`sessions.batch.run.run_batch`)
+    on Ray: one outcome per call as results come back. Raises :class:`ClusterError`
+    (one line) when Ray is missing, the cluster cannot be reached or has no CPU.
 
-    ``agents`` (default ``options.agent``): several are each lent to one call at a time,
-    as :mod:`sessions.batch_live` lends them, so at most that many calls run at once on
-    the whole cluster. ``board`` is told which calls run (a progress display)."""
-    import_ray()  # not installed: say so before anything else
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    todo, done = pending_calls(specs, options, out_dir)
-    yield from done
-    if not todo:
-        return
+    The plan's agents (default ``options.agent``): several are each lent to one call at
+    a time, as :mod:`sessions.batch.pump` lends them, so at most that many calls run at
+    once on the whole cluster. ``board`` is told which calls run (a progress display)."""
+    options = plan.options
     line = on_line(options.agent)
-    cost = cpus_per_call if cpus_per_call is not None else default_cost(line)
-    started = connect(address)
-    pool = AgentPool(list(agents) or [options.agent])
-    driver = _Driver(scenarios, options, out_dir, settings, cost, line, note, stats)
-    driver.pool, driver.board = pool, board
+    cost = setup.cpus_per_call if setup.cpus_per_call is not None else default_cost(line)
+    started = connect(setup.address)
+    driver = _Driver(
+        plan.scenarios, options, plan.out_dir, plan.settings, cost, line, setup.note, setup.stats
+    )
+    driver.pool, driver.board = AgentPool(plan.dialled), board
     try:
-        yield from driver.run(todo)
+        yield from driver.run(list(todo))
     finally:
         driver.close()
         if started:
@@ -274,14 +252,14 @@ class _Driver:
                 actor.busy += 1
                 self.running[ref] = (job, actor, agent)
                 if self.board is not None:
-                    self.board._started(job.spec.stem, None)
+                    self.board.call_started(job.spec.stem, None)
 
     def _finished(self, ref: Any, queue: deque[_Job]) -> CallOutcome | None:
         job, actor, agent = self.running.pop(ref)
         actor.busy -= 1
         self.pool.give(agent)
         if self.board is not None:
-            self.board._ended(job.spec.stem)
+            self.board.call_ended(job.spec.stem)
         ray_exc = self.ray.exceptions
         try:
             result: CallResult = self.ray.get(ref)

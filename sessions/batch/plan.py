@@ -3,19 +3,23 @@
 Pure: no files, no clocks. The plan is a list of :class:`CallSpec`, one per call,
 each with a file name and a seed that depend only on the base seed, the scenario,
 the condition and the run, so a rerun of the same command plans the same calls
-and can skip the ones already on disk. Tallying what a finished call did (agent
-turns, interruptions, backchannels) is here too, for the end-of-batch table.
+and can skip the ones already on disk. :class:`RunOptions` says how every call is
+run, and :class:`BatchPlan` is the whole batch as :func:`sessions.batch.run.run_batch`
+takes it: the calls, where they are filed, and which executor runs them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sessions.log.models import LAG_LIMIT_S, EndEvent, ErrorEvent, Event, FrameLag, LineEvent
-from sessions.log.realized import RealizedCounter
+if TYPE_CHECKING:
+    from sessions.scenarios.model import Scenario
+    from sessions.settings import Settings
 
 RATE_JITTER_DEFAULT = 0.05
 """Each run speaks up to ±5 % faster or slower than the base rate."""
@@ -154,104 +158,87 @@ def plan_batch(
     return specs
 
 
-# ---- what a finished call did ---------------------------------------------------------
+# ---- how the calls are run ------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class CallTally:
-    """Counts from one call's events: the realized counts of
-    :mod:`sessions.log.realized` (the audit's and the live panel's), with every
-    logged interruption and backchannel event (automatic or manual) as the actions,
-    plus the errors and how the call ended."""
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How every call of the batch is run (the same for all of them)."""
 
-    agent_turns: int = 0
-    opportunities: int = 0
-    interruptions: int = 0
-    backchannels: int = 0
-    errors: list[str] = field(default_factory=list)
-    end_reason: str | None = None
-    frame_lag: FrameLag | None = None
-    """A real-time call's frame lag, from its end event (None on the virtual clock)."""
-    no_responses: int = 0
-    """``line`` events of kind ``no_response`` (the agent did not answer in time); in a
-    lagged call they may be this machine's lag, and the report says so."""
-    _counter: RealizedCounter = field(default_factory=RealizedCounter, repr=False, compare=False)
+    agent: str = "scripted"
+    """scripted | openai | twilio:ws://... | realtime (a black-box agent, in real time)"""
+    model: str | None = None
+    base_url: str | None = None
+    """Endpoint and model for whatever runs on an LLM (the agent, the user, or both)."""
+    user: str = "scripted"
+    """scripted (the scenario's lines) | llm (the user simulator)"""
+    policy: str = "rules"
+    shadow: str | None = None
+    speech: str = "text"
+    """text (the text clock) | espeak (synthesized on the virtual clock, pauses from VAD;
+    each call's audio is kept as ``<stem>.wav`` beside its log)."""
+    max_seconds: float | None = None
+    """Virtual seconds after which a call is ended (``time_limit``); default: the config's."""
+    agent_profile: str | None = None
+    """An agent profile (shipped name or TOML path) for every scenario; default: each
+    scenario's own ``agent.profile``, if any (:mod:`sessions.scenarios.profile`)."""
+    disfluency_style: str = "paper"
+    """``--style``: the caller's disfluency style (controls.disfluency.STYLES)."""
+    adapt: bool = False
+    """``--adapt``: the rule's thresholds are calibrated to the agent's rhythm
+    (:mod:`sessions.call.adapt`); each calibration is a ``calibration`` log event."""
+
+
+@dataclass
+class RayStats:
+    """What the bench reads after a Ray run: the actors' CPU time and who ran what."""
+
+    nodes: set[str] = field(default_factory=set)
+    slots: int = 0
+    actor_cpu_s: float = 0.0
+    """CPU seconds of every actor process still alive at the end."""
+    call_s: float = 0.0
+    """Wall seconds of the calls, as the nodes timed them."""
+    first_ready: float | None = None
+    """``time.monotonic()`` when the first actor answered (its models loaded)."""
+
+
+@dataclass(frozen=True)
+class RaySetup:
+    """The batch runs on a Ray cluster (:mod:`sessions.batch.cluster`)."""
+
+    address: str | None = None
+    """HOST:PORT of a running cluster; None: a local Ray (or ``RAY_ADDRESS``)."""
+    cpus_per_call: float | None = None
+    """CPUs one call reserves on a node (default: by the kind of call)."""
+    note: Callable[[str], None] = lambda line: None
+    """Told a line per node, per lost node and per rerun call."""
+    stats: RayStats | None = None
+    """Filled in for the bench."""
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """A whole batch, as :func:`sessions.batch.run.run_batch` runs it: every executor
+    gets the same calls, agents, folder (and so resume) and filing."""
+
+    specs: Sequence[CallSpec]
+    scenarios: Mapping[str, Scenario]
+    options: RunOptions
+    out_dir: Path
+    jobs: int = 1
+    """Calls at once: worker processes on the virtual clock, calls on one pump on a line."""
+    agents: Sequence[str] = ()
+    """The agents the calls dial (default ``options.agent``); several are each lent to
+    one call at a time."""
+    settings: Settings | None = None
+    ray: RaySetup | None = None
+    """Run the calls on a Ray cluster instead of on this machine."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "out_dir", Path(self.out_dir))
 
     @property
-    def complete(self) -> bool:
-        """The call reached its end (a crash's ``end`` does not count)."""
-        return self.end_reason is not None and self.end_reason != "crash"
-
-    def add(self, event: Event) -> None:
-        """Count one event (usable as a call-loop listener)."""
-        s = self._counter.feed(event)
-        self.agent_turns = s.agent_turns
-        self.opportunities = s.opportunities
-        self.interruptions = s.interruption_events + s.manual_interruptions
-        self.backchannels = s.backchannel_events + s.manual_backchannels
-        if isinstance(event, ErrorEvent):
-            self.errors.append(f"{event.where}: {event.message}" if event.where else event.message)
-        elif isinstance(event, EndEvent):
-            self.end_reason = event.reason
-            self.frame_lag = event.frame_lag
-        elif isinstance(event, LineEvent) and event.kind == "no_response":
-            self.no_responses += 1
-
-    @property
-    def lagged(self) -> bool:
-        """The call's p99 frame lag exceeded one frame: its timings are not trusted."""
-        return self.frame_lag is not None and self.frame_lag.p99_s > LAG_LIMIT_S
-
-
-def tally(events: Iterable[Event]) -> CallTally:
-    """Count what happened in a call."""
-    out = CallTally()
-    for e in events:
-        out.add(e)
-    return out
-
-
-@dataclass(slots=True)
-class ConditionSummary:
-    """One row of the end-of-batch table: every call of one condition, all scenarios."""
-
-    condition: Condition
-    calls: int = 0
-    agent_turns: int = 0
-    opportunities: int = 0
-    interruptions: int = 0
-    backchannels: int = 0
-
-    @property
-    def interruptions_per_turn(self) -> float | None:
-        return self.interruptions / self.agent_turns if self.agent_turns else None
-
-    @property
-    def backchannels_per_turn(self) -> float | None:
-        return self.backchannels / self.agent_turns if self.agent_turns else None
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "condition": self.condition.as_dict(),
-            "label": self.condition.label,
-            "calls": self.calls,
-            "agent_turns": self.agent_turns,
-            "opportunities": self.opportunities,
-            "interruptions": self.interruptions,
-            "backchannels": self.backchannels,
-            "interruptions_per_turn": self.interruptions_per_turn,
-            "backchannels_per_turn": self.backchannels_per_turn,
-        }
-
-
-def summarize(results: Iterable[tuple[CallSpec, CallTally]]) -> list[ConditionSummary]:
-    """Per condition (in the order first seen), totals over the calls given."""
-    rows: dict[Condition, ConditionSummary] = {}
-    for spec, t in results:
-        row = rows.setdefault(spec.condition, ConditionSummary(spec.condition))
-        row.calls += 1
-        row.agent_turns += t.agent_turns
-        row.opportunities += t.opportunities
-        row.interruptions += t.interruptions
-        row.backchannels += t.backchannels
-    return list(rows.values())
+    def dialled(self) -> list[str]:
+        """The agents to dial, never empty."""
+        return list(self.agents) or [self.options.agent]

@@ -32,11 +32,11 @@ class ActorSlot:
 
 def default_cost(on_line: bool) -> float:
     """CPUs one call reserves: a line call's is ``--jobs``'s measured per-call cost
-    (:data:`sessions.batch_live.LINE_CALL_CPU`, the calls of one actor share a pump and
+    (:data:`sessions.batch.pump.LINE_CALL_CPU`, the calls of one actor share a pump and
     the models as ``--jobs`` calls do)."""
     if not on_line:
         return VIRTUAL_CALL_CPUS
-    from sessions.batch_live import LINE_CALL_CPU
+    from sessions.batch.pump import LINE_CALL_CPU
 
     return LINE_CALL_CPU
 

@@ -6,7 +6,7 @@
 - ``connect``: attaching to (or starting) Ray, with one-line errors.
 - ``dispatch``: the driver's loop: actors per node, calls to free slots, a lost node's
   calls rerun or filed as failed, every result filed into ``--out`` by
-  :func:`sessions.batch_run.file_parts`.
+  :func:`sessions.batch.filing.file_parts`.
 
 ``ray`` is imported only inside these modules' functions (the ``cluster`` extra).
 """

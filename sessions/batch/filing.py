@@ -1,4 +1,4 @@
-"""Running a planned batch: one virtual-clock call per :class:`~sessions.batch.CallSpec`.
+"""Filing a batch's calls in its folder, the same for every executor.
 
 Each call is written to ``<stem>.jsonl.part`` and renamed to ``<stem>.jsonl`` only
 when it ended cleanly, so a file with the final name is always a finished call and
@@ -12,24 +12,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controls.tendencies import Tendencies
-from sessions.batch import CallSpec, CallTally, tally
+from sessions.batch.plan import CallSpec, RunOptions
+from sessions.batch.tally import CallTally, tally
 from sessions.log.models import Header
 from sessions.log.reader import LogError, read_session
-from sessions.plan import CallPlan, agent_kind, on_line
-from sessions.plan.build import BuiltCall, build_call
+from sessions.plan import CallPlan, agent_kind
 from sessions.scenarios.model import Scenario
 
 if TYPE_CHECKING:
-    from sessions.batch_live import BatchBoard
     from sessions.call.recorder import Recorder
-    from sessions.settings import Settings
 
 PART_SUFFIX = ".part"
 FAILED_SUFFIX = ".failed"
@@ -37,34 +35,6 @@ FAILED_SUFFIX = ".failed"
 
 class BatchMismatch(RuntimeError):
     """A finished log in the batch folder was made with different settings."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """How every call of the batch is run (the same for all of them)."""
-
-    agent: str = "scripted"
-    """scripted | openai | twilio:ws://... | realtime (a black-box agent, in real time)"""
-    model: str | None = None
-    base_url: str | None = None
-    """Endpoint and model for whatever runs on an LLM (the agent, the user, or both)."""
-    user: str = "scripted"
-    """scripted (the scenario's lines) | llm (the user simulator)"""
-    policy: str = "rules"
-    shadow: str | None = None
-    speech: str = "text"
-    """text (the text clock) | espeak (synthesized on the virtual clock, pauses from VAD;
-    each call's audio is kept as ``<stem>.wav`` beside its log)."""
-    max_seconds: float | None = None
-    """Virtual seconds after which a call is ended (``time_limit``); default: the config's."""
-    agent_profile: str | None = None
-    """An agent profile (shipped name or TOML path) for every scenario; default: each
-    scenario's own ``agent.profile``, if any (:mod:`sessions.scenarios.profile`)."""
-    disfluency_style: str = "paper"
-    """``--style``: the caller's disfluency style (controls.disfluency.STYLES)."""
-    adapt: bool = False
-    """``--adapt``: the rule's thresholds are calibrated to the agent's rhythm
-    (:mod:`sessions.call.adapt`); each calibration is a ``calibration`` log event."""
 
 
 class CallStatus(StrEnum):
@@ -212,47 +182,7 @@ def recording_part(out_dir: Path, spec: CallSpec) -> Path:
     return final_path(out_dir, spec).with_suffix(".wav" + PART_SUFFIX)
 
 
-def run_call(
-    spec: CallSpec,
-    scenario: Scenario,
-    options: RunOptions,
-    out_dir: Path,
-    settings: Settings | None = None,
-) -> CallOutcome:
-    """Run one call on the virtual clock (a black-box agent: in real time) and file its
-    log by how it ended."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    part = part_path(out_dir, spec)
-    part.unlink(missing_ok=True)  # a crash's leftover; never appended to
-    wav_part = recording_part(out_dir, spec)
-    counted = CallTally()
-    built: BuiltCall | None = None
-    crash: str | None = None
-    # Everything from the moment a .part file can exist sits inside the try, so a Ctrl-C
-    # at any point leaves nothing half-done behind that could look like a result.
-    try:
-        built = build_call(call_plan(spec, scenario, options, out_dir), settings)
-        if built.recorder is not None:
-            built.loop.listeners.append(built.recorder)
-        built.loop.listeners.append(counted.add)
-        built.run_headless()
-    except Exception as exc:
-        crash = f"{type(exc).__name__}: {exc}"
-    except BaseException:
-        if built is not None:
-            built.close()
-        part.unlink(missing_ok=True)
-        wav_part.unlink(missing_ok=True)
-        raise
-    finally:
-        if built is not None:
-            built.close()
-    recorder = built.recorder if built is not None else None
-    return _file(spec, out_dir, part, wav_part, recorder, counted, crash)
-
-
-def _file(
+def file_call(
     spec: CallSpec,
     out_dir: Path,
     part: Path,
@@ -271,7 +201,7 @@ def _file(
 def file_parts(spec: CallSpec, out_dir: Path, counted: CallTally, crash: str | None) -> CallOutcome:
     """File the call's ``.part`` log (and ``.wav.part`` audio, if any) in ``out_dir``: to
     the final name when it ended cleanly, else as ``.failed``. Also used for a call run
-    on another machine whose bytes the driver wrote here (:mod:`sessions.cluster`)."""
+    on another machine whose bytes the driver wrote here (:mod:`sessions.batch.cluster`)."""
     part, wav_part = part_path(out_dir, spec), recording_part(out_dir, spec)
     if crash is None and counted.complete and not counted.errors:
         target = final_path(out_dir, spec)
@@ -305,88 +235,3 @@ def pending_calls(
         else:
             done.append(CallOutcome(spec, CallStatus.SKIPPED, final_path(out_dir, spec), counted))
     return todo, done
-
-
-def run_batch(
-    specs: Sequence[CallSpec],
-    scenarios: Mapping[str, Scenario],
-    options: RunOptions,
-    out_dir: Path,
-    *,
-    jobs: int = 1,
-    settings: Settings | None = None,
-    agents: Sequence[str] = (),
-    board: BatchBoard | None = None,
-) -> Iterator[CallOutcome]:
-    """Yield one outcome per spec: skipped (already finished) ones first, then as calls end.
-
-    Raises :class:`BatchMismatch` before running anything if a finished log in
-    ``out_dir`` disagrees with the plan. On the virtual clock, ``jobs > 1`` calls run in
-    that many worker processes; calls on a line run in real time, ``jobs`` at once in
-    this process on one pump, dialling ``agents`` (default: ``options.agent``; several
-    are each lent to one call at a time, :mod:`sessions.batch_live`). Outcomes then
-    arrive in completion order. ``board`` shows what is running (a progress display)."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    todo, done = pending_calls(specs, options, out_dir)
-    yield from done
-    if on_line(options.agent):
-        from sessions.batch_live import run_live
-
-        yield from run_live(
-            todo,
-            scenarios,
-            options,
-            out_dir,
-            jobs=jobs,
-            agents=agents,
-            settings=settings,
-            board=board,
-        )
-        return
-    if jobs <= 1 or len(todo) <= 1:
-        for spec in todo:
-            if board is not None:
-                board._started(spec.stem, None)
-            yield run_call(spec, scenarios[spec.scenario], options, out_dir, settings)
-            if board is not None:
-                board._ended(spec.stem)
-        return
-    yield from _run_parallel(todo, scenarios, options, out_dir, jobs, settings, board)
-
-
-def _run_parallel(
-    todo: Sequence[CallSpec],
-    scenarios: Mapping[str, Scenario],
-    options: RunOptions,
-    out_dir: Path,
-    jobs: int,
-    settings: Settings | None,
-    board: BatchBoard | None = None,
-) -> Iterator[CallOutcome]:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    # spawn: workers start clean (no inherited threads or open files).
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-    # The workers take the calls in the order submitted, one each: the board shows the
-    # first ``jobs`` running, then the next as each ends.
-    waiting = list(todo)
-    try:
-        futures = {
-            pool.submit(run_call, spec, scenarios[spec.scenario], options, out_dir, settings): spec
-            for spec in todo
-        }
-        if board is not None:
-            for spec in waiting[:jobs]:
-                board._started(spec.stem, None)
-            del waiting[:jobs]
-        for future in as_completed(futures):
-            if board is not None:
-                board._ended(futures[future].stem)
-                if waiting:
-                    board._started(waiting.pop(0).stem, None)
-            yield future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
