@@ -251,7 +251,7 @@ class CallView:
     def _apply(self, event: Event) -> None:
         self.last_t = max(self.last_t, event.t)
         self.counts.add(event)
-        handler = _ON_EVENT.get(getattr(event, "type", ""))
+        handler = _ON_EVENT.get(type(event))
         if handler is not None:
             handler(self, event)
 
@@ -476,24 +476,24 @@ class CallView:
         return "your turn · type and press Enter"
 
 
-_ON_EVENT: dict[str, Callable[[CallView, Any], None]] = {
-    "agent_turn_start": CallView._on_agent_turn_start,
-    "agent_words": CallView._on_agent_words,
-    "agent_turn_end": CallView._on_agent_turn_end,
-    "user_turn": CallView._on_user_turn,
-    "interruption": CallView._on_interruption,
-    "backchannel": CallView._on_backchannel,
-    "short_pause": CallView._on_short_pause,
-    "opportunity": CallView._on_opportunity,
-    "turn_end": CallView._on_turn_end,
-    "agent_yield": CallView._on_agent_yield,
-    "line": CallView._on_line_event,
-    "dials": CallView._on_dials_changed,
-    "calibration": CallView._on_rule_calibration,
-    "error": CallView._on_error_event,
-    "end": CallView._on_end_event,
+_ON_EVENT: dict[type[Event], Callable[[CallView, Any], None]] = {
+    AgentTurnStart: CallView._on_agent_turn_start,
+    AgentWords: CallView._on_agent_words,
+    AgentTurnEnd: CallView._on_agent_turn_end,
+    UserTurn: CallView._on_user_turn,
+    Interruption: CallView._on_interruption,
+    Backchannel: CallView._on_backchannel,
+    ShortPause: CallView._on_short_pause,
+    Opportunity: CallView._on_opportunity,
+    TurnEnd: CallView._on_turn_end,
+    AgentYield: CallView._on_agent_yield,
+    LineEvent: CallView._on_line_event,
+    DialsChanged: CallView._on_dials_changed,
+    RuleCalibration: CallView._on_rule_calibration,
+    ErrorEvent: CallView._on_error_event,
+    EndEvent: CallView._on_end_event,
 }
-"""Event type → how the view takes it in (every other event only moves the clock and
+"""Event model → how the view takes it in (every other event only moves the clock and
 the counts)."""
 
 

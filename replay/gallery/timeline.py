@@ -157,7 +157,7 @@ class TimelineBuilder:
 
     def feed(self, event: Event) -> None:
         self._end_t = max(self._end_t, event.t)
-        handler = _FEED.get(getattr(event, "type", ""))
+        handler = _FEED.get(type(event))
         if handler is not None:
             handler(self, event)
 
@@ -237,15 +237,15 @@ class TimelineBuilder:
         )
 
 
-_FEED: dict[str, Callable[[TimelineBuilder, Any], None]] = {
-    "agent_words": TimelineBuilder._on_agent_words,
-    "user_turn": TimelineBuilder._on_user_turn,
-    "backchannel": TimelineBuilder._on_backchannel,
-    "interruption": TimelineBuilder._on_interruption,
-    "opportunity": TimelineBuilder._on_opportunity,
-    "agent_turn_end": TimelineBuilder._agent_turn_end,
+_FEED: dict[type[Event], Callable[[TimelineBuilder, Any], None]] = {
+    AgentWords: TimelineBuilder._on_agent_words,
+    UserTurn: TimelineBuilder._on_user_turn,
+    Backchannel: TimelineBuilder._on_backchannel,
+    Interruption: TimelineBuilder._on_interruption,
+    Opportunity: TimelineBuilder._on_opportunity,
+    AgentTurnEnd: TimelineBuilder._agent_turn_end,
 }
-"""Event type → what it adds to the drawing (every other event only moves the clock)."""
+"""Event model → what it adds to the drawing (every other event only moves the clock)."""
 
 
 def build_timeline(

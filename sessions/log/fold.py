@@ -4,8 +4,10 @@ Every reader of a log wants the same grouping: agent turns (start, words, end by
 number), user turns, the events that happen inside turns (pauses, opportunities,
 actions, errors, yields), the verdicts and how the call ended, plus the realized
 counts (:mod:`sessions.log.realized`). :func:`fold` does it once, dispatching on each
-event's ``type`` through a table, so a new event kind is one row here rather than a
-branch in every reader.
+event's model class (:data:`sessions.log.models.EVENT_CLASSES`) through a table, so a new
+event kind is one row here rather than a branch in every reader; a class the table does
+not name is inline (:data:`INLINE`), and tests/test_event_types.py checks that every
+model is one or the other.
 """
 
 from __future__ import annotations
@@ -17,13 +19,21 @@ from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
     AgentWords,
+    AgentYield,
     Backchannel,
+    CallerSound,
     DialsChanged,
     EndEvent,
     ErrorEvent,
     Event,
     Interruption,
+    LineEvent,
+    Opportunity,
+    RuleCalibration,
     ShortPause,
+    SpeechStart,
+    TurnEnd,
+    UnknownEvent,
     UserTurn,
     Verdict,
 )
@@ -68,7 +78,7 @@ class CallLog:
         """Fold one event in (log order)."""
         self.last_t = max(self.last_t, event.t)
         self.realized.feed(event)
-        _FOLD.get(getattr(event, "type", ""), CallLog._inline)(self, event)
+        _FOLD.get(type(event), CallLog._inline)(self, event)
 
     def _agent_turn(self, number: int, t: float) -> AgentTurnLog:
         turn = self.agent.get(number)
@@ -124,20 +134,35 @@ class CallLog:
         self.inline.append(e)
 
 
-_FOLD: dict[str, Callable[[CallLog, Event], None]] = {
-    "agent_turn_start": CallLog._agent_start,
-    "agent_words": CallLog._agent_words,
-    "agent_turn_end": CallLog._agent_end,
-    "user_turn": CallLog._user,
-    "verdict": CallLog._verdict,
-    "end": CallLog._end,
-    "error": CallLog._error,
-    "dials": CallLog._dials,
-    "short_pause": CallLog._pause,
-    "interruption": CallLog._action,
-    "backchannel": CallLog._action,
+_FOLD: dict[type[Event], Callable[[CallLog, Event], None]] = {
+    AgentTurnStart: CallLog._agent_start,
+    AgentWords: CallLog._agent_words,
+    AgentTurnEnd: CallLog._agent_end,
+    UserTurn: CallLog._user,
+    Verdict: CallLog._verdict,
+    EndEvent: CallLog._end,
+    ErrorEvent: CallLog._error,
+    DialsChanged: CallLog._dials,
+    ShortPause: CallLog._pause,
+    Interruption: CallLog._action,
+    Backchannel: CallLog._action,
 }
-"""Event type → where it goes; any other type is an inline event."""
+"""Event model → where it goes; any other model is an inline event."""
+
+INLINE: frozenset[type[Event]] = frozenset(
+    {
+        SpeechStart,
+        TurnEnd,
+        Opportunity,
+        RuleCalibration,
+        AgentYield,
+        LineEvent,
+        CallerSound,
+        UnknownEvent,
+    }
+)
+"""The models that go to :attr:`CallLog.inline` only (named, so that a new model is a
+choice: the table above, or here)."""
 
 
 def fold(events: Iterable[Event]) -> CallLog:
@@ -148,4 +173,4 @@ def fold(events: Iterable[Event]) -> CallLog:
     return log
 
 
-__all__ = ["AgentTurnLog", "CallLog", "fold"]
+__all__ = ["INLINE", "AgentTurnLog", "CallLog", "fold"]

@@ -414,7 +414,20 @@ _KnownUnion = (
 )
 KnownEvent = Annotated[_KnownUnion, Field(discriminator="type")]
 Event = _KnownUnion | UnknownEvent
-KNOWN_TYPES = frozenset(m.model_fields["type"].default for m in get_args(_KnownUnion))
+EVENT_CLASSES: tuple[type[_Event], ...] = get_args(_KnownUnion)
+"""The event table: every known event model, in one place. Readers (the fold, the import,
+the live view, the gallery) dispatch on these classes, never on the ``type`` text."""
+
+
+def type_name(cls: type[_Event]) -> str:
+    """The ``type`` an event model writes to the log (its ``type`` Literal default): the
+    only place an event's type becomes text."""
+    return str(cls.model_fields["type"].default)
+
+
+EVENT_TYPES: dict[str, type[_Event]] = {type_name(m): m for m in EVENT_CLASSES}
+"""The log's ``type`` text → its model (reading a log is the one place it is looked up)."""
+KNOWN_TYPES = frozenset(EVENT_TYPES)
 _KNOWN = TypeAdapter(KnownEvent)
 
 
@@ -440,4 +453,4 @@ def parse_event(data: dict[str, Any]) -> Event:
     return UnknownEvent.model_validate(data, strict=True)
 
 
-__all__ = ["ValidationError"]
+__all__ = ["EVENT_CLASSES", "EVENT_TYPES", "KNOWN_TYPES", "ValidationError", "type_name"]

@@ -29,7 +29,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from sessions.log.models import Event, Opportunity
+from sessions.log.models import (
+    AgentTurnStart,
+    Backchannel,
+    Event,
+    Interruption,
+    Opportunity,
+    ShortPause,
+    TurnEnd,
+)
 
 INTERRUPT = "INTERRUPT"
 BACKCHANNEL = "BACKCHANNEL"
@@ -133,7 +141,7 @@ class RealizedCounter:
 
     def feed(self, event: Event) -> Realized:
         """Account for one event; returns the new snapshot."""
-        handler = _FEED.get(getattr(event, "type", ""))
+        handler = _FEED.get(type(event))
         if handler is not None:
             self.snapshot = handler(self, event, self.snapshot)
         return self.snapshot
@@ -190,15 +198,15 @@ class RealizedCounter:
         return replace(s, backchannel_events=s.backchannel_events + 1)
 
 
-_FEED: dict[str, Callable[[RealizedCounter, Event, Realized], Realized]] = {
-    "agent_turn_start": RealizedCounter._agent_turn_start,
-    "short_pause": RealizedCounter._short_pause,
-    "opportunity": RealizedCounter._opportunity,
-    "turn_end": RealizedCounter._turn_end,
-    "interruption": RealizedCounter._interruption,
-    "backchannel": RealizedCounter._backchannel,
+_FEED: dict[type[Event], Callable[[RealizedCounter, Event, Realized], Realized]] = {
+    AgentTurnStart: RealizedCounter._agent_turn_start,
+    ShortPause: RealizedCounter._short_pause,
+    Opportunity: RealizedCounter._opportunity,
+    TurnEnd: RealizedCounter._turn_end,
+    Interruption: RealizedCounter._interruption,
+    Backchannel: RealizedCounter._backchannel,
 }
-"""Event type → how it moves the counts (every other event leaves them alone)."""
+"""Event model → how it moves the counts (every other event leaves them alone)."""
 
 
 def _add(s: Realized, shadow: bool, decision: str, executed: bool, sign: int) -> Realized:
