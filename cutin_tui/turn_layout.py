@@ -18,7 +18,20 @@ from dataclasses import dataclass, field
 from rich.cells import cell_len, chop_cells
 
 from replay.judges.columns import judge_group, judge_groups, judge_title
-from replay.model import FAIL, InlineEvent, Trial, Turn, Verdict
+from replay.model import (
+    BACKCHANNELS,
+    FAIL,
+    INTERRUPTIONS,
+    AgentInterruption,
+    CallControl,
+    EffectEvent,
+    InlineEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    Trial,
+    Turn,
+    Verdict,
+)
 from replay.report.black_box import (
     answer_is_bad,
     answer_phrase,
@@ -42,7 +55,14 @@ from replay.report.wording import (
     tau2_facts,
     trial_head,
 )
-from replay.tau2.control import CALL_EVENTS
+from sessions.log.models import (
+    AgentYield,
+    ErrorEvent,
+    Opportunity,
+    ShortPause,
+    SpeechStart,
+    TurnEnd,
+)
 
 Piece = tuple[str, str]
 """(text, role)."""
@@ -65,9 +85,9 @@ SHORT_NAMES = {
     "presumes_unspoken": "unheard",
     "backchannel": "backch.",
 }
-# Event kinds drawn among the words (where the timing allows) rather than listed.
-_TIMED = frozenset({"backchannel", "short_pause", "opportunity", "error"})
-_HIDDEN = frozenset({"turn_end", "speech_start", "interruption"})
+# Events drawn among the words (where the timing allows) rather than listed.
+_TIMED = (*BACKCHANNELS, ShortPause, Opportunity, ErrorEvent)
+_HIDDEN = (TurnEnd, SpeechStart, *INTERRUPTIONS)
 """interruption is the cut marker itself; turn_end and speech_start are the row's own times."""
 
 
@@ -194,17 +214,18 @@ class RowCells:
 # ---------------------------------------------------------------- turn content
 def _event_mark(e: InlineEvent) -> Piece | None:
     """The inline mark of a timed event, or None for events not worth a mark."""
-    if e.kind == "backchannel":
+    src = e.source
+    if isinstance(src, BACKCHANNELS):
         return (f"⟨{e.label or 'backchannel'}⟩", "backchannel")
-    if e.kind == "short_pause":
+    if isinstance(src, ShortPause):
         return ("‖", "pause-mark")
-    if e.kind == "opportunity":
+    if isinstance(src, Opportunity):
         decision = (e.label or "").upper()
         if decision in ("", "NOTHING") or e.data.get("executed"):
             return None  # executed actions show as their own mark (cut, backchannel)
         mode = e.data.get("mode", "shadow")
         return (f"◇{decision.lower()}({mode})", "opportunity")
-    if e.kind == "error":
+    if isinstance(src, ErrorEvent):
         return ("⚠error", "error")
     return None
 
@@ -212,23 +233,24 @@ def _event_mark(e: InlineEvent) -> Piece | None:
 def _event_text(e: InlineEvent) -> Piece:
     """A listed (untimed) event as one piece."""
     label = e.label or ""
-    if e.kind == "agent_yield":
+    src = e.source
+    if isinstance(src, AgentYield):
         return _yield_text(e)
-    if e.kind == "tool_call":
+    if isinstance(src, ToolCallEvent):
         return (f"⚙ {label}", "tool")
-    if e.kind == "tool_result":
+    if isinstance(src, ToolResultEvent):
         return (f"↳ {label}", "tool")
-    if e.kind == "backchannel":
+    if isinstance(src, BACKCHANNELS):
         return (f"⟨{label or 'backchannel'}⟩ at {format_time(e.t)}", "backchannel")
-    if e.kind == "short_pause":
+    if isinstance(src, ShortPause):
         return (f"‖ pause at {format_time(e.t)}", "pause-mark")
-    if e.kind == "error":
+    if isinstance(src, ErrorEvent):
         return (f"⚠ {label}", "error")
-    if e.kind == "agent_interruption":
+    if isinstance(src, AgentInterruption):
         return (f"↯ agent cut in at {format_time(e.t)}", "cut")
-    if e.kind in CALL_EVENTS:
+    if isinstance(src, CallControl):
         return (f"☎ {label} at {format_time(e.t)}", "event")
-    if e.kind == "effect":
+    if isinstance(src, EffectEvent):
         return (f"≈ {label} at {format_time(e.t)}", "event")
     name = e.kind.replace("_", " ")
     return (f"· {name} {label} at {format_time(e.t)}".replace("  ", " "), "event")
@@ -244,9 +266,9 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
     between the words they fell between; events that could not be placed."""
     spoken = turn.spoken.split()
     unspoken = turn.unspoken.split()
-    events = [e for e in turn.events if e.kind not in _HIDDEN]
-    timed = [e for e in events if e.kind in _TIMED]
-    rest = [e for e in events if e.kind not in _TIMED]
+    events = [e for e in turn.events if not isinstance(e.source, _HIDDEN)]
+    timed = [e for e in events if isinstance(e.source, _TIMED)]
+    rest = [e for e in events if not isinstance(e.source, _TIMED)]
     starts = [w.start for w in turn.words]
     # Talk-over words (played after the cut) are timed too; only the heard ones count.
     starts = starts[: len(spoken)]
@@ -260,7 +282,9 @@ def _words_with_marks(turn: Turn) -> tuple[list[Piece], list[InlineEvent]]:
             pos = bisect_left(starts, e.t)  # words already begun when it happened
             marks.setdefault(pos, []).append(mark)
     else:
-        rest = [e for e in events if not (e.kind == "opportunity" and _event_mark(e) is None)]
+        rest = [
+            e for e in events if not (isinstance(e.source, Opportunity) and _event_mark(e) is None)
+        ]
     # A black-box agent: ▌cut at the tester's onset, its talk-over, ■stop where it stopped.
     bb = turn_cut(turn, starts if placeable else None)
     over = range(bb.cut, bb.stop) if bb is not None else range(0)
@@ -314,7 +338,9 @@ def _user_lines(turn: Turn, width: int) -> list[Line]:
         lines += wrap([("heard:", "dim"), *diff_tokens(rendered, kinds)], width)
     if not lines:
         lines = [[(placeholder(turn), "dim")]]
-    lines.extend(clip([_event_text(e)], width) for e in turn.events if e.kind not in _HIDDEN)
+    lines.extend(
+        clip([_event_text(e)], width) for e in turn.events if not isinstance(e.source, _HIDDEN)
+    )
     return lines
 
 

@@ -4,7 +4,10 @@ One :class:`Trial` is one call: a cutin session log, or one τ2-bench simulation
 (half-duplex messages or full-duplex ticks). Its :class:`Turn` list is in order of
 onset on the call's one clock (seconds since call start). Events that happen inside
 a turn (backchannels, pauses, opportunities, interruptions, tool calls) sit on the
-turn as :class:`InlineEvent`. Verdicts from any judge are :class:`Verdict`.
+turn as :class:`InlineEvent`, each holding its typed source: the log's own event model
+(:mod:`sessions.log.models`) for a cutin log, one of the small τ2 classes below for a
+τ2 run. Readers match an event by its source's class, never by a kind's text.
+Verdicts from any judge are :class:`Verdict`.
 
 Plain dataclasses with slots, not pydantic: a two-hour log has tens of thousands
 of words and must open in well under a second.
@@ -14,7 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from sessions.log.models import Backchannel, Interruption
+from sessions.log.models import Event as LogEvent
 
 if TYPE_CHECKING:
     from replay.tau2.ticks import TickTimeline
@@ -49,17 +55,120 @@ class WordTime:
     """The STT's confidence in a heard word (0..1); None for known words."""
 
 
+# ---- τ2's events (not cutin log events: what a τ2 run's messages and ticks hold) ----
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """The agent called a tool (a τ2 message's ``tool_calls``)."""
+
+    type: ClassVar[str] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A tool's answer (a τ2 ``tool`` message)."""
+
+    type: ClassVar[str] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class CallControl:
+    """A control token (``###STOP###`` and kin, :mod:`replay.tau2.control`): an
+    instruction to τ2's orchestrator, never speech."""
+
+    type: str
+    """hang_up | transfer | out_of_scope | control (the token's meaning, from its name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserInterruption:
+    """τ2's user started a real turn over the agent (full-duplex ticks)."""
+
+    type: ClassVar[str] = "interruption"
+
+
+@dataclass(frozen=True, slots=True)
+class UserBackchannel:
+    """τ2's user backchannelled over the agent."""
+
+    type: ClassVar[str] = "backchannel"
+
+
+@dataclass(frozen=True, slots=True)
+class UserSound:
+    """τ2's user made a sound over the agent that is not a turn."""
+
+    effect: str
+    """vocal_tic | non_directed_speech (τ2's effect type: the overlap's kind)."""
+
+    @property
+    def type(self) -> str:
+        return self.effect
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInterruption:
+    """τ2's agent started speaking inside a user turn (τ-Voice's I_A)."""
+
+    type: ClassVar[str] = "agent_interruption"
+
+
+@dataclass(frozen=True, slots=True)
+class EffectEvent:
+    """A speech-environment effect during a turn (:mod:`replay.tau2.effects`)."""
+
+    type: ClassVar[str] = "effect"
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfTurnEffect:
+    """An effect heard outside any user turn, on the agent turn it fell in."""
+
+    effect: str
+    """τ2's effect type (vocal_tic | non_directed_speech | burst_noise | ...)."""
+
+    @property
+    def type(self) -> str:
+        return self.effect
+
+
+Tau2Event = (
+    ToolCallEvent
+    | ToolResultEvent
+    | CallControl
+    | UserInterruption
+    | UserBackchannel
+    | UserSound
+    | AgentInterruption
+    | EffectEvent
+    | OutOfTurnEffect
+)
+InlineSource = LogEvent | Tau2Event
+"""What an inline event is: a cutin log event (its model) or a τ2 event."""
+
+INTERRUPTIONS = (Interruption, UserInterruption)
+"""The caller (tester or τ2's user) cut in: a cutin log's or a τ2 run's."""
+BACKCHANNELS = (Backchannel, UserBackchannel)
+"""The caller backchannelled: a cutin log's or a τ2 run's."""
+
+
 @dataclass(slots=True)
 class InlineEvent:
-    """Something that happened inside a turn, drawn in line with it."""
+    """Something that happened inside a turn, drawn in line with it: its typed
+    ``source`` (match on its class), when it is drawn (``t``), its one-line ``label``
+    and what the import derived for the views (``data``)."""
 
     t: float
-    kind: str
-    """backchannel | short_pause | turn_end | opportunity | interruption |
-    agent_interruption | vocal_tic | non_directed_speech | burst_noise |
-    tool_call | tool_result | error | speech_start."""
+    source: InlineSource
     label: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """The event's type as text (reports, JSON): the log model's ``type`` (its
+        Literal default, :func:`sessions.log.models.type_name`), or the τ2 class's."""
+        return self.source.type
 
 
 @dataclass(slots=True)
@@ -102,8 +211,9 @@ class Turn:
             return None
         return max(0.0, self.end - self.start)
 
-    def events_of(self, kind: str) -> list[InlineEvent]:
-        return [e for e in self.events if e.kind == kind]
+    def events_of(self, *types: type[InlineSource]) -> list[InlineEvent]:
+        """This turn's inline events whose source is one of ``types``."""
+        return [e for e in self.events if isinstance(e.source, types)]
 
 
 @dataclass(slots=True)
@@ -232,19 +342,32 @@ Call = Trial
 
 
 __all__ = [
+    "BACKCHANNELS",
     "ERROR",
     "FAIL",
     "INFO",
+    "INTERRUPTIONS",
     "PASS",
     "WARN",
+    "AgentInterruption",
     "Batch",
     "Call",
+    "CallControl",
+    "EffectEvent",
     "InlineEvent",
+    "InlineSource",
     "Insertion",
+    "OutOfTurnEffect",
     "Speaker",
+    "Tau2Event",
+    "ToolCallEvent",
+    "ToolResultEvent",
     "Trial",
     "TrialKind",
     "Turn",
+    "UserBackchannel",
+    "UserInterruption",
+    "UserSound",
     "Verdict",
     "WordTime",
 ]

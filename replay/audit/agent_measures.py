@@ -77,13 +77,13 @@ from replay.audit.stats import (
     ratio,
     resample_counts,
 )
+from sessions.log.models import AgentYield, ShortPause
 from sessions.plan import BLACK_BOX_KINDS
 
 if TYPE_CHECKING:
     from replay.model import Trial
     from sessions.log import Session
 
-AGENT_YIELD = "agent_yield"
 ANSWERED_KINDS = ("turn", "interruption")
 SELECTIVITY_KINDS = ("vocal_tic", "non_directed")
 """Caller sounds not meant as a turn (``caller_sound``), scored as τ-Voice's S_VT, S_ND."""
@@ -98,7 +98,7 @@ def is_black_box(trial: Trial) -> bool:
     kind = agent.get("kind") if isinstance(agent, Mapping) else None
     if kind in BLACK_BOX_KINDS:
         return True
-    return any(e.kind == AGENT_YIELD for t in trial.agent_turns() for e in t.events)
+    return any(isinstance(e.source, AgentYield) for t in trial.agent_turns() for e in t.events)
 
 
 @dataclass(slots=True)
@@ -214,10 +214,10 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
             call.speech_turns += 1
             call.speech_s += speech
         for e in turn.events:
-            if e.kind == "short_pause" and speech is not None:
+            if isinstance(e.source, ShortPause) and speech is not None:
                 mid_turn = not e.data.get("became_turn_end") and e.data.get("turn") is not None
                 call.short_pauses += bool(mid_turn)
-            elif e.kind == AGENT_YIELD:
+            elif isinstance(e.source, AgentYield):
                 yielded = e.data.get("yielded") is True
                 if already_silent(e.data):
                     call.already_silent += 1
@@ -232,7 +232,7 @@ def call_of_trial(trial: Trial) -> AgentCall | None:
                         call.yield_latencies.append(lat)
     for turn in trial.turns:  # a tic in the agent's silence sits in any turn
         for e in turn.events:
-            kind = e.data.get("after") if e.kind == AGENT_YIELD else None
+            kind = e.data.get("after") if isinstance(e.source, AgentYield) else None
             if kind in SELECTIVITY_KINDS and not already_silent(e.data):
                 error = e.data.get("yielded") is True or e.data.get("responded") is True
                 totals = call.selectivity.setdefault(str(kind), [0, 0])
@@ -250,7 +250,7 @@ def call_of_session(session: Session) -> AgentCall | None:
     """:func:`call_of_trial` of a loaded session log, building its trial only when the
     call is to a black-box agent (the audit's hook)."""
     kind = session.header.agent.kind
-    if kind not in BLACK_BOX_KINDS and not any(e.type == AGENT_YIELD for e in session.events):
+    if kind not in BLACK_BOX_KINDS and not any(isinstance(e, AgentYield) for e in session.events):
         return None
     from replay.cutin_log.session_import import trial_from_session
 
@@ -409,7 +409,6 @@ def condition_rows(
 
 
 __all__ = [
-    "AGENT_YIELD",
     "BLACK_BOX_KINDS",
     "MEASURES",
     "AgentCall",

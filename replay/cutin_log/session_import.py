@@ -17,14 +17,24 @@ from typing import Any
 from replay.model import InlineEvent, Insertion, Speaker, Trial, Turn, Verdict, WordTime
 from sessions.log.fold import AgentTurnLog, fold
 from sessions.log.models import (
+    AgentTurnEnd,
+    AgentTurnStart,
+    AgentWords,
     AgentYield,
     Backchannel,
+    CallerSound,
+    DialsChanged,
+    EndEvent,
     ErrorEvent,
+    Event,
     Interruption,
     LineEvent,
     Opportunity,
+    RuleCalibration,
     ShortPause,
+    SpeechStart,
     TurnEnd,
+    UnknownEvent,
     UserTurn,
 )
 from sessions.log.models import Verdict as LogVerdict
@@ -149,18 +159,15 @@ def _rest(text: str, heard: str) -> str:
     return " ".join(words[n:]) if words[:n] == heard.split() else ""
 
 
-def _inline(e: Any) -> InlineEvent | None:
-    event = _inline_event(e)
-    if event is not None:  # fields this version does not know stay with the event
-        extra = getattr(e, "model_extra", None) or {}
-        event.data.update({k: v for k, v in extra.items() if k not in event.data})
+def _inline(e: Event) -> InlineEvent | None:
+    build = _INLINE.get(type(e))
+    if build is None:  # the turns, the header or the meta already say it (_NOT_INLINE)
+        return None
+    event = build(e)
+    # fields this version does not know stay with the event
+    extra = e.model_extra or {}
+    event.data.update({k: v for k, v in extra.items() if k not in event.data})
     return event
-
-
-def _inline_event(e: Any) -> InlineEvent | None:
-    build = _INLINE.get(getattr(e, "type", ""))
-    # speech_start and other kinds: the turns' start times already say this
-    return build(e) if build is not None else None
 
 
 def _short_pause(e: ShortPause) -> InlineEvent:
@@ -170,12 +177,12 @@ def _short_pause(e: ShortPause) -> InlineEvent:
         "became_turn_end": e.became_turn_end,
         "turn": e.turn,
     }
-    return InlineEvent(e.t, "short_pause", f"#{e.index}", data)
+    return InlineEvent(e.t, e, f"#{e.index}", data)
 
 
 def _turn_end(e: TurnEnd) -> InlineEvent:
     data = {"silence_start": e.silence_start, "short_pause_index": e.short_pause_index}
-    return InlineEvent(e.t, "turn_end", "", data)
+    return InlineEvent(e.t, e, "", data)
 
 
 def _opportunity(e: Opportunity) -> InlineEvent:
@@ -187,40 +194,59 @@ def _opportunity(e: Opportunity) -> InlineEvent:
         "policy": e.policy,
         "checks": e.checks,
     }
-    return InlineEvent(e.t, "opportunity", e.decision, data)
+    return InlineEvent(e.t, e, e.decision, data)
 
 
 def _interruption(e: Interruption) -> InlineEvent:
     data = {"trigger": e.trigger, "cut_word": e.cut_word, "text": e.text}
-    return InlineEvent(e.cut_t if e.cut_t is not None else e.t, "interruption", e.trigger, data)
+    return InlineEvent(e.cut_t if e.cut_t is not None else e.t, e, e.trigger, data)
 
 
 def _backchannel(e: Backchannel) -> InlineEvent:
     data = {"trigger": e.trigger, "words_heard": e.words_heard}
-    return InlineEvent(e.t, "backchannel", e.token, data)
+    return InlineEvent(e.t, e, e.token, data)
 
 
 def _error(e: ErrorEvent) -> InlineEvent:
-    return InlineEvent(e.t, "error", e.message, {"where": e.where})
+    return InlineEvent(e.t, e, e.message, {"where": e.where})
 
 
 def _agent_yield(e: AgentYield) -> InlineEvent:
     # At the caller's onset, beside the interruption or backchannel it answers.
     data = e.model_dump(exclude={"type", "t"})
     data["decided_t"] = e.t
-    return InlineEvent(e.onset_t, "agent_yield", _yield_label(e), data)
+    return InlineEvent(e.onset_t, e, _yield_label(e), data)
 
 
-_INLINE: dict[str, Callable[[Any], InlineEvent]] = {
-    "short_pause": _short_pause,
-    "turn_end": _turn_end,
-    "opportunity": _opportunity,
-    "interruption": _interruption,
-    "backchannel": _backchannel,
-    "error": _error,
-    "agent_yield": _agent_yield,
+_INLINE: dict[type[Event], Callable[[Any], InlineEvent]] = {
+    ShortPause: _short_pause,
+    TurnEnd: _turn_end,
+    Opportunity: _opportunity,
+    Interruption: _interruption,
+    Backchannel: _backchannel,
+    ErrorEvent: _error,
+    AgentYield: _agent_yield,
 }
-"""Event type → the replay model's inline event for it."""
+"""Event model → the replay model's inline event for it."""
+
+TURN_EVENTS: frozenset[type[Event]] = frozenset(
+    {AgentTurnStart, AgentWords, AgentTurnEnd, UserTurn}
+)
+"""The models that become the trial's turns (through the fold)."""
+NOT_INLINE: frozenset[type[Event]] = frozenset(
+    {
+        SpeechStart,  # the turns' start times say it
+        EndEvent,  # the trial's duration and meta["end_reason"]
+        LogVerdict,  # the trial's verdicts
+        LineEvent,  # meta["no_responses"]; the rest is the line's own chatter
+        CallerSound,  # its agent_yield (after = its kind) says what the agent did
+        DialsChanged,  # the opportunities and acts carry the dials in force
+        RuleCalibration,  # the live panel's; the audit reads the log's own
+        UnknownEvent,  # kept only when asked, never drawn
+    }
+)
+"""The models the import takes in otherwise, or leaves out on purpose (named, so that a
+new model is a choice; tests/test_event_types.py checks each model is placed)."""
 
 
 def _yield_label(e: AgentYield) -> str:
@@ -260,17 +286,20 @@ def _describe_interruptions(agent: dict[int, Turn]) -> None:
     after the cut (the yield latency; the talk-over while the tester speaks). A
     black-box agent's reaction was measured: its ``agent_yield`` at the same onset."""
     for turn in agent.values():
-        events = turn.events_of("interruption")
+        events = turn.events_of(Interruption)
         cut_by_backchannel = turn.cut_t is not None and any(
-            abs(b.t - turn.cut_t) < 1e-6 for b in turn.events_of("backchannel")
+            abs(b.t - turn.cut_t) < 1e-6 for b in turn.events_of(Backchannel)
         )
         if not events and turn.interrupted and turn.cut_t is not None and not cut_by_backchannel:
-            event = InlineEvent(turn.cut_t, "interruption", "unknown", {"trigger": "unknown"})
+            cut = Interruption(t=turn.cut_t, turn=turn.number, trigger="unknown", cut_t=turn.cut_t)
+            event = InlineEvent(turn.cut_t, cut, "unknown", {"trigger": "unknown"})
             turn.events.append(event)
             turn.events.sort(key=lambda ev: ev.t)
             events = [event]
         answers = [
-            y for y in turn.events_of("agent_yield") if y.data.get("after") == "interruption"
+            y
+            for y in turn.events_of(AgentYield)
+            if isinstance(y.source, AgentYield) and y.source.after == "interruption"
         ]
         for event in events:
             answer = next((y for y in answers if abs(y.t - event.t) < 1e-6), None)

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prompts.judge import JudgeTurn, judge_messages
-from replay.model import ERROR, Trial, Turn, Verdict
+from replay.model import ERROR, INTERRUPTIONS, ToolResultEvent, Trial, Turn, Verdict
+from sessions.log.models import Opportunity, ShortPause, SpeechStart, TurnEnd
 
 if TYPE_CHECKING:
     from sessions.llm_client import LLMClient
@@ -96,12 +97,12 @@ def _clip(text: str, limit: int = 160) -> str:
 def _notes(turn: Turn) -> tuple[str, ...]:
     notes = []
     for e in turn.events:
-        if e.kind in ("short_pause", "turn_end", "opportunity", "speech_start"):
+        if isinstance(e.source, ShortPause | TurnEnd | Opportunity | SpeechStart):
             continue  # the engine's internals; the judge judges the agent
         label = f' "{e.label}"' if e.label else ""
-        if e.kind == "interruption":
+        if isinstance(e.source, INTERRUPTIONS):
             notes.append(f"the tester cut in at {e.t:.1f} s")
-        elif e.kind == "tool_result":
+        elif isinstance(e.source, ToolResultEvent):
             notes.append(f"tool result at {e.t:.1f} s:{label}")
         else:
             notes.append(f"{e.kind.replace('_', ' ')}{label} at {e.t:.1f} s")

@@ -33,7 +33,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from replay.model import FAIL, PASS, WARN, InlineEvent, Trial, Turn, Verdict
+from replay.model import (
+    BACKCHANNELS,
+    FAIL,
+    INTERRUPTIONS,
+    PASS,
+    WARN,
+    InlineEvent,
+    Trial,
+    Turn,
+    Verdict,
+)
 from replay.report.plural import plural
 
 JUDGE = "rules"
@@ -104,7 +114,7 @@ def judge_trial(trial: Trial, success_phrases: Sequence[str] | None = None) -> l
 
 def _yield_verdicts(turn: Turn) -> list[Verdict]:
     out = []
-    events = turn.events_of("interruption")
+    events = turn.events_of(*INTERRUPTIONS)
     for n, event in enumerate(events):
         latency = event.data.get("yield_latency_s")
         talk_over = event.data.get("talk_over_s")
@@ -171,7 +181,7 @@ def _next_floor_turn(turns: Sequence[Turn], pos: int) -> Turn | None:
 
 def _backchannel_verdicts(turn: Turn, turns: Sequence[Turn], pos: int) -> list[Verdict]:
     out = []
-    for n, event in enumerate(turn.events_of("backchannel")):
+    for n, event in enumerate(turn.events_of(*BACKCHANNELS)):
         stopped, answered, latency = _reaction(event, turn, turns, pos)
         if stopped and answered:
             label, why = (

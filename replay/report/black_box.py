@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from replay.model import InlineEvent, Turn
+from sessions.log.models import AgentYield
 from sessions.plan import BLACK_BOX_KINDS
 from sessions.redact import public_url
 
@@ -116,7 +117,7 @@ def line_agent(header: dict[str, object]) -> str | None:
 def interruption_answer(turn: Turn) -> InlineEvent | None:
     """The ``agent_yield`` that answers the tester's interruption of this turn."""
     for e in turn.events:
-        if e.kind == "agent_yield" and e.data.get("after") == "interruption":
+        if isinstance(e.source, AgentYield) and e.source.after == "interruption":
             return e
     return None
 
@@ -155,7 +156,7 @@ def false_yields(turn: Turn) -> list[tuple[float, float | None]]:
     out = []
     for e in turn.events:
         d = e.data
-        after_backchannel = e.kind == "agent_yield" and d.get("after") == "backchannel"
+        after_backchannel = isinstance(e.source, AgentYield) and e.source.after == "backchannel"
         if after_backchannel and d.get("yielded") and isinstance(d.get("stop_t"), int | float):
             out.append((float(d["stop_t"]), d.get("latency_s")))
     return out

@@ -18,18 +18,22 @@ from replay.model import (
     ERROR,
     FAIL,
     INFO,
+    INTERRUPTIONS,
     PASS,
     WARN,
+    CallControl,
     InlineEvent,
     Insertion,
+    ToolCallEvent,
+    ToolResultEvent,
     Trial,
     Turn,
     Verdict,
 )
 from replay.report.black_box import answer_phrase, false_yield_mark, false_yields, line_agent
 from replay.report.plural import plural
-from replay.tau2.control import CALL_EVENTS
 from replay.tau2.effects import environment_label
+from sessions.log.models import AgentYield, Opportunity, ShortPause, TurnEnd
 from sessions.safe_files import shown_name
 
 GLYPH = {PASS: "✓", FAIL: "✗", WARN: "!", INFO: "i", ERROR: "⚠"}
@@ -48,7 +52,7 @@ METRIC_LABELS = {
     "selectivity_vocal_tic": ("S_VT", "selectivity: vocal tics"),
     "selectivity_non_directed": ("S_ND", "selectivity: non-directed speech"),
 }
-_INLINE_HIDDEN = frozenset({"short_pause", "turn_end"})
+_INLINE_HIDDEN = (ShortPause, TurnEnd)
 """Too many to list in a report row; the replay screen draws them on the timeline."""
 
 
@@ -90,28 +94,29 @@ def false_yield_marks(turn: Turn) -> str:
     return " ".join(false_yield_mark(latency) for _, latency in false_yields(turn))
 
 
-def event_line(e: Any) -> str:
+def event_line(e: InlineEvent) -> str:
     """An inline event as one line of a report row."""
     label = f" {e.label}" if e.label else ""
-    if e.kind == "agent_yield":
+    src = e.source
+    if isinstance(src, AgentYield):
         return f"{e.t:.1f} s {answer_phrase(e)}"
-    if e.kind == "interruption":
+    if isinstance(src, INTERRUPTIONS):
         lat = e.data.get("yield_latency_s")
         tail = f" (agent stopped after {num(lat)} s)" if lat is not None else ""
         return f"{e.t:.1f} s tester cut in{tail}"
-    if e.kind == "opportunity":
+    if isinstance(src, Opportunity):
         done = "" if e.data.get("executed") else f" ({e.data.get('mode', 'shadow')})"
         return f"{e.t:.1f} s opportunity → {e.label}{done}"
-    if e.kind in ("tool_call", "tool_result"):
+    if isinstance(src, ToolCallEvent | ToolResultEvent):
         return f"{e.kind.replace('_', ' ')}:{label}"
-    if e.kind in CALL_EVENTS:
+    if isinstance(src, CallControl):
         return f"{e.t:.1f} s call:{label}"
     return f"{e.t:.1f} s {e.kind.replace('_', ' ')}{label}"
 
 
 def visible_events(turn: Turn) -> list[InlineEvent]:
     """The events a report row lists (pauses and turn ends are left to the timeline)."""
-    return [e for e in turn.events if e.kind not in _INLINE_HIDDEN]
+    return [e for e in turn.events if not isinstance(e.source, _INLINE_HIDDEN)]
 
 
 def cut_note(turn: Turn, answer: InlineEvent | None, clock: str) -> str | None:

@@ -3,7 +3,8 @@
 ``###STOP###`` (the goal is met: hang up), ``###TRANSFER###`` (transferred to a human)
 and ``###OUT-OF-SCOPE###`` (the scenario cannot go on) are instructions to the
 orchestrator, not words anyone hears. The importer takes them out of the turn's text
-and puts a call event on the turn instead (:data:`EVENTS` names its kind); the
+and puts a call event on the turn instead (a :class:`replay.model.CallControl`,
+:data:`EVENTS` names its kind); the
 disfluency counter never counts them.
 """
 
@@ -17,8 +18,6 @@ EVENTS: dict[str, tuple[str, str]] = {
     "OUT-OF-SCOPE": ("out_of_scope", "out of scope"),
 }
 """Token name → (inline event kind, label). Any other name is a ``control`` event."""
-CALL_EVENTS = frozenset({*(kind for kind, _ in EVENTS.values()), "control"})
-"""The inline event kinds a control token becomes."""
 
 
 def split_control(text: str) -> tuple[str, list[str]]:
@@ -37,4 +36,4 @@ def event_for(name: str) -> tuple[str, str]:
     return kind, f"{label} (###{name}###)"
 
 
-__all__ = ["CALL_EVENTS", "EVENTS", "TOKEN", "event_for", "split_control"]
+__all__ = ["EVENTS", "TOKEN", "event_for", "split_control"]

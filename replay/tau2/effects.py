@@ -24,11 +24,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from replay.model import InlineEvent, Trial, Turn
+from replay.model import EffectEvent, InlineEvent, OutOfTurnEffect, Trial, Turn, UserSound
 from replay.tau2.tick_turns import turn_at
 from replay.tau2.ticks import effect_spans
 
-EFFECT = "effect"
+EFFECT = EffectEvent.type
 TICK_EFFECT_KINDS = ("vocal_tic", "non_directed_speech", "burst_noise")
 
 
@@ -78,7 +78,7 @@ def attach_effects(trial: Trial, sim: Mapping[str, Any]) -> None:
             }
             host = _host(trial.turns, t)
             if host is not None:
-                host.events.append(InlineEvent(t, EFFECT, label, data))
+                host.events.append(InlineEvent(t, EffectEvent(), label, data))
     elif trial.ticks is not None:
         tl = trial.ticks
         for span in effect_spans(tl):
@@ -97,7 +97,7 @@ def attach_effects(trial: Trial, sim: Mapping[str, Any]) -> None:
                 "tick": span.start_tick,
                 "from": "ticks",
             }
-            host.events.append(InlineEvent(span.start_s, EFFECT, label, data))
+            host.events.append(InlineEvent(span.start_s, EffectEvent(), label, data))
     for turn in trial.turns:
         turn.events.sort(key=lambda ev: ev.t)
 
@@ -108,10 +108,16 @@ def realized(trial: Trial) -> dict[str, int]:
     has_timeline = "effect_timeline" in trial.meta
     for turn in trial.turns:
         for e in turn.events:
-            if e.kind == EFFECT and (e.data.get("from") == "effect_timeline") == has_timeline:
-                counts[str(e.data.get("effect_type"))] += 1
-            elif e.kind in TICK_EFFECT_KINDS and not has_timeline:
-                counts[e.kind] += 1
+            src = e.source
+            if isinstance(src, EffectEvent):
+                if (e.data.get("from") == "effect_timeline") == has_timeline:
+                    counts[str(e.data.get("effect_type"))] += 1
+            elif (
+                isinstance(src, UserSound | OutOfTurnEffect)
+                and src.effect in TICK_EFFECT_KINDS
+                and not has_timeline
+            ):
+                counts[src.effect] += 1
     return dict(sorted(counts.items()))
 
 

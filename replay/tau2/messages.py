@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from replay.model import InlineEvent, Speaker, Turn
+from replay.model import CallControl, InlineEvent, Speaker, ToolCallEvent, ToolResultEvent, Turn
 from replay.tau2.control import event_for, split_control
 
 
@@ -61,7 +61,7 @@ def turns_from_messages(messages: Sequence[Any], t0: datetime | None) -> list[Tu
                 turns[-1].events.append(
                     InlineEvent(
                         t if t is not None else (turns[-1].end or 0.0),
-                        "tool_result",
+                        ToolResultEvent(),
                         short(content or ""),
                         {"id": msg.get("id"), "error": bool(msg.get("error")), "content": content},
                     )
@@ -109,7 +109,7 @@ def turns_from_messages(messages: Sequence[Any], t0: datetime | None) -> list[Tu
                 turn.events.append(
                     InlineEvent(
                         t if t is not None else (turn.end or 0.0),
-                        "tool_call",
+                        ToolCallEvent(),
                         call_label(call),
                         {
                             "id": call.get("id"),
@@ -126,9 +126,8 @@ def _add_controls(
 ) -> None:
     for name in names:
         kind, label = event_for(name)
-        turn.events.append(
-            InlineEvent(t if t is not None else (turn.end or 0.0), kind, label, {"by": by})
-        )
+        at = t if t is not None else (turn.end or 0.0)
+        turn.events.append(InlineEvent(at, CallControl(kind), label, {"by": by}))
     if message is not None:
         turn.meta["messages"].append(message)
 

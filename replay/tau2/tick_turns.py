@@ -14,7 +14,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.model import InlineEvent, Speaker, Turn
+from replay.model import (
+    AgentInterruption,
+    InlineEvent,
+    OutOfTurnEffect,
+    Speaker,
+    Turn,
+    UserBackchannel,
+    UserInterruption,
+    UserSound,
+)
 from replay.tau2.ticks import (
     MUFFLING,
     TURN_JOIN_GAP_S,
@@ -43,11 +52,11 @@ class TickAnalysis:
 
     @property
     def interruptions(self) -> list[Overlap]:
-        return [o for o in self.overlaps if o.kind == "interruption"]
+        return [o for o in self.overlaps if isinstance(overlap_event(o), UserInterruption)]
 
     @property
     def backchannels(self) -> list[Overlap]:
-        return [o for o in self.overlaps if o.kind == "backchannel"]
+        return [o for o in self.overlaps if isinstance(overlap_event(o), UserBackchannel)]
 
 
 def analyze(timeline: TickTimeline, *, join_gap_s: float = TURN_JOIN_GAP_S) -> TickAnalysis:
@@ -107,7 +116,7 @@ def _turns(a: TickAnalysis, join_gap_s: float) -> list[Turn]:
         seg_turn[(seg.role, seg.index)] = turn
         if seg.role == "user":
             overlap = by_user_seg.get(seg.index)
-            if overlap is not None and overlap.kind != "interruption":
+            if overlap is not None and not isinstance(overlap_event(overlap), UserInterruption):
                 turn.meta["overlap_kind"] = overlap.kind
 
     def agentturn_at(seg: Segment | None, t: float) -> Turn | None:
@@ -126,32 +135,45 @@ def _turns(a: TickAnalysis, join_gap_s: float) -> list[Turn]:
             "user_duration_s": o.user.duration_s,
             "tick": o.user.start_tick,
         }
-        if o.kind == "interruption":
-            host.events.append(InlineEvent(o.user.start_s, "interruption", "user", data))
+        event = overlap_event(o)
+        if isinstance(event, UserInterruption):
+            host.events.append(InlineEvent(o.user.start_s, event, "user", data))
             if not host.interrupted:
                 host.interrupted = True
                 host.cut_t = o.user.start_s
                 host.talk_over_s = o.talk_over_s
         else:
             data["answered"] = o.answered
-            label = o.user.text or ("mm-hmm" if o.kind == "backchannel" else o.kind)
-            host.events.append(InlineEvent(o.user.start_s, o.kind, label, data))
+            label = o.user.text or ("mm-hmm" if isinstance(event, UserBackchannel) else o.kind)
+            host.events.append(InlineEvent(o.user.start_s, event, label, data))
     for seg in a.agent_interruptions:
         host = turn_at(turns, "user", seg.start_s)
         if host is not None:
             host.events.append(
-                InlineEvent(seg.start_s, "agent_interruption", "agent", {"tick": seg.start_tick})
+                InlineEvent(seg.start_s, AgentInterruption(), "agent", {"tick": seg.start_tick})
             )
     for span in a.effects_out_of_turn:
         host = turn_at(turns, None, span.start_s)
         if host is not None and span.kind != MUFFLING:
             label = span.effect.text or (span.effect.file or "").rsplit("/", 1)[-1]
             host.events.append(
-                InlineEvent(span.start_s, span.kind, label, {"tick": span.start_tick})
+                InlineEvent(
+                    span.start_s, OutOfTurnEffect(span.kind), label, {"tick": span.start_tick}
+                )
             )
     for turn in turns:
         turn.events.sort(key=lambda e: e.t)
     return turns
+
+
+_OVERLAPS: dict[str, UserInterruption | UserBackchannel] = {
+    cls.type: cls() for cls in (UserInterruption, UserBackchannel)
+}
+
+
+def overlap_event(o: Overlap) -> UserInterruption | UserBackchannel | UserSound:
+    """The typed event of an overlap: the one place τ2's overlap kind (text) is read."""
+    return _OVERLAPS.get(o.kind) or UserSound(o.kind)
 
 
 def turn_at(turns: Iterable[Turn], speaker: str | None, t: float) -> Turn | None:
@@ -165,4 +187,4 @@ def turn_at(turns: Iterable[Turn], speaker: str | None, t: float) -> Turn | None
     return best
 
 
-__all__ = ["TickAnalysis", "analyze", "turn_at"]
+__all__ = ["TickAnalysis", "analyze", "overlap_event", "turn_at"]

@@ -10,7 +10,16 @@ import pytest
 from replay.errors import LoadError
 from replay.load import load_batch, load_paths, recent_sessions
 from replay.model import Trial
-from sessions.log.models import AgentTurnStart, AgentWords, Event, Verdict, WordTiming
+from sessions.log.models import (
+    AgentTurnStart,
+    AgentWords,
+    Backchannel,
+    Event,
+    Interruption,
+    Opportunity,
+    Verdict,
+    WordTiming,
+)
 from sessions.log.writer import append_events
 
 from .craft import A1, agent_turn, header, standard_call, user, write_log
@@ -52,13 +61,13 @@ def test_turns_are_in_onset_order_with_cut_and_disfluency_fields(tmp_path: Path)
 def test_inline_events_sit_on_the_turn_they_name(tmp_path: Path) -> None:
     trial = only(load_paths([standard_call(tmp_path / "call.jsonl")]))
     cut = trial.turns[2]
-    (event,) = cut.events_of("interruption")
+    (event,) = cut.events_of(Interruption)
     assert event.t == pytest.approx(11.6)
     assert event.data["yielded"] is True and event.data["yield_latency_s"] == 0.0
     last = trial.turns[4]
     assert [e.kind for e in last.events] == ["short_pause", "opportunity", "backchannel"]
-    assert last.events_of("backchannel")[0].label == "mm-hmm"
-    assert last.events_of("opportunity")[0].label == "BACKCHANNEL"
+    assert last.events_of(Backchannel)[0].label == "mm-hmm"
+    assert last.events_of(Opportunity)[0].label == "BACKCHANNEL"
 
 
 def test_verdict_events_become_verdicts_on_the_right_turn(tmp_path: Path) -> None:

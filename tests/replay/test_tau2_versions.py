@@ -18,6 +18,7 @@ import pytest
 from replay.errors import LoadError
 from replay.judges.columns import judge_group, judge_groups
 from replay.load import load_path
+from replay.model import CallControl, EffectEvent
 from replay.report.trials import build_report, render_html, render_markdown
 from replay.tau2.effects import configured, environment_label, realized
 from replay.tau2.version import SIMULATION_FIELDS, generation
@@ -159,10 +160,10 @@ def test_control_tokens_are_call_events_never_speech() -> None:
         t
         for trial in trials
         for t in trial.turns
-        if t.text.endswith("Thank you for your help!") and t.events_of("hang_up")
+        if t.text.endswith("Thank you for your help!") and t.events_of(CallControl)
     )
     assert turn.speaker == "user"
-    assert turn.events_of("hang_up")[0].label == "hang-up (###STOP###)"
+    assert turn.events_of(CallControl)[0].label == "hang-up (###STOP###)"
 
 
 def test_a_bare_token_message_adds_no_turn(tmp_path: Path) -> None:
@@ -311,7 +312,7 @@ def test_tick_effects_during_speech_become_effect_events() -> None:
         tl = trial.ticks
         assert tl is not None
         for turn in trial.turns:
-            for e in turn.events_of("effect"):
+            for e in turn.events_of(EffectEvent):
                 assert tl.user_speech[e.data["tick"]]  # the user was speaking
                 effects = tl.user_effects[e.data["tick"]]
                 assert any(fx.kind == e.data["effect_type"] for fx in effects)

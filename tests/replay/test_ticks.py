@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from replay.model import UserBackchannel, UserInterruption
 from replay.tau2.tick_turns import analyze
 from replay.tau2.ticks import TickTimeline, out_of_turn_effects, segments
 
@@ -62,7 +63,7 @@ def test_interruption_marks_the_agent_turn_with_yield_latency_and_talk_over() ->
     analysis = analyze(timeline("AAAAAAAA........", "....UUUUUU......"))
     agent, user = analysis.turns
     assert agent.interrupted and agent.cut_t == pytest.approx(0.8)
-    (event,) = agent.events_of("interruption")
+    (event,) = agent.events_of(UserInterruption)
     assert event.data["yielded"] is True
     assert event.data["yield_latency_s"] == pytest.approx(0.8)
     assert event.data["talk_over_s"] == pytest.approx(0.8)
@@ -73,7 +74,7 @@ def test_interruption_marks_the_agent_turn_with_yield_latency_and_talk_over() ->
 def test_backchannel_is_an_inline_event_not_a_turn() -> None:
     analysis = analyze(timeline("AAAAAAAAAAAAAAAA", "....UU..........", actions={4: "backchannel"}))
     (agent,) = analysis.turns
-    (bc,) = agent.events_of("backchannel")
+    (bc,) = agent.events_of(UserBackchannel)
     assert bc.t == pytest.approx(0.8) and bc.data["yielded"] is False
     assert not agent.interrupted
     assert len(analysis.backchannels) == 1
