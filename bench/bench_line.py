@@ -92,7 +92,7 @@ def _ulaw_peak(payload: bytes) -> float:
 def _call(url: str, tmp: Path, seed: int) -> tuple[list[Any], Any, float, float]:
     from controls.tendencies import Tendencies
     from sessions.call.config import CallConfig
-    from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
+    from sessions.call.line_setup import RemoteSpec, build_line_call
     from sessions.call.users import ScriptedUser
     from sessions.scenarios import load_scenario
 

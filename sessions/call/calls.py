@@ -1,6 +1,6 @@
 """A simulated call put together: the one :class:`~sessions.call.engine.engine.CallEngine`
 with a :class:`~sessions.call.far_ends.simulated.SimulatedFarEnd` (a line call:
-:func:`sessions.call.far_ends.line_setup.line_call`)."""
+:func:`sessions.call.line_setup.line_call`)."""
 
 from __future__ import annotations
 

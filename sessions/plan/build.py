@@ -30,7 +30,7 @@ from sessions.speech_clock import SpeakingStyle
 if TYPE_CHECKING:
     from sessions.agents.base import Agent
     from sessions.call.adapt import RuleAdapter
-    from sessions.call.far_ends.line_setup import RemoteSpec
+    from sessions.call.line_setup import RemoteSpec
     from sessions.call.policy import TurnTakingPolicy
     from sessions.call.users import UserProvider
     from sessions.call.voice.voice_setup import VoiceSpec
@@ -355,7 +355,7 @@ def _removed_on_error(recorder: Recorder) -> Iterator[None]:
 
 
 def _remote_spec(plan: CallPlan, settings: Settings, scenario: Scenario) -> RemoteSpec:
-    from sessions.call.far_ends.line_setup import RemoteSpec
+    from sessions.call.line_setup import RemoteSpec
 
     instructions = scenario.agent.system_prompt or None
     if plan.agent_prompt is not None:
@@ -386,8 +386,8 @@ def _line_call(
 ) -> BuiltCall:
     """Check the local parts, dial, attach the tester's devices, then start the log."""
     from sessions.call.adapt import line_adapter
-    from sessions.call.far_ends.line_parts import RemoteConfig
-    from sessions.call.far_ends.line_setup import attach_microphone, build_line_call
+    from sessions.call.line_parts import RemoteConfig
+    from sessions.call.line_setup import attach_microphone, build_line_call
     from sessions.call.voice.recording import CallRecording, recording_path
 
     scenario = config.scenario

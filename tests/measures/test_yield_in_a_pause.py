@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sessions.call.far_ends.yield_watch import SoundTape, YieldWatch
+from sessions.call.far_ends.yield_watch import YieldWatch
+from sessions.call.sound_tape import SoundTape
 from sessions.speech import SAMPLE_RATE
 
 FRAME_S = 0.032

@@ -11,7 +11,7 @@ import numpy as np
 from controls.tendencies import Tendencies
 from sessions.call.adapt import line_adapter
 from sessions.call.config import CallConfig
-from sessions.call.far_ends.line_setup import LineCall, RemoteSpec, build_line_call
+from sessions.call.line_setup import LineCall, RemoteSpec, build_line_call
 from sessions.call.policy import TurnTakingPolicy
 from sessions.call.users import ScriptedUser
 from sessions.log.models import Event

@@ -16,7 +16,7 @@ import pytest
 from controls.tendencies import Tendencies
 from sessions.call import CallEngine
 from sessions.call.config import CallConfig
-from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
+from sessions.call.line_setup import RemoteSpec, build_line_call
 from sessions.call.recorder import Recorder
 from sessions.call.users import ScriptedUser
 from sessions.lines.twilio import TwilioLine

@@ -69,7 +69,7 @@ def test_backchannels_find_false_yields(tmp_path: Path, react_s: float, false_yi
 def test_the_llm_user_simulator_speaks_on_the_line(tmp_path: Path, openai_server) -> None:  # type: ignore[no-untyped-def]
     from controls.tendencies import Tendencies
     from sessions.call.config import CallConfig
-    from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
+    from sessions.call.line_setup import RemoteSpec, build_line_call
     from sessions.llm_client import LLMClient, LLMConfig
     from sessions.scenarios import load_scenario
     from sessions.simulator import UserSimulator

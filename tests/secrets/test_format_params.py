@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, quote, quote_plus
 
 import pytest
 
-from sessions.call.far_ends.line_setup import RemoteSpec
+from sessions.call.line_setup import RemoteSpec
 from sessions.lines.base import LineError, NoticeKind
 from sessions.lines.factory import open_line, parse_line_agent
 from sessions.lines.registry import Transport, transports

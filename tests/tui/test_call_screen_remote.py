@@ -23,7 +23,7 @@ from cutin_tui.screens.call import LINE_TOASTS
 from cutin_tui.widgets import DecisionLine, LineStatus, TranscriptView
 from replay.report.confidence import UNSURE_MARK
 from sessions.call.config import CallConfig
-from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
+from sessions.call.line_setup import RemoteSpec, build_line_call
 from sessions.call.users import ScriptedUser
 from sessions.lines.base import LineNotice, NoticeKind
 from sessions.scenarios import load_scenario

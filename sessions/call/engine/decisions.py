@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from controls.pauses import PauseEvent
 from controls.turn_taking import Action, Situation
-from sessions.call.engine.far_end import AgentTurn, Heard
+from sessions.call.context import AgentTurn, Heard
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
 from sessions.log.models import Opportunity
 

@@ -44,6 +44,7 @@ from sessions.call.commands import (
     SubmitText,
 )
 from sessions.call.config import CallConfig
+from sessions.call.context import CallClock, CallContext, Dials
 from sessions.call.engine.decisions import Decisions
 from sessions.call.engine.far_end import CallVoice, FarEnd
 from sessions.call.engine.pump import FramePump, Listener
@@ -101,15 +102,45 @@ class CallEngine(FramePump, Generic[F]):
         self._init_commands()
         self.rng = random.Random(config.seed)
         """One stream of choices (openers, tokens) per call, so a seed repeats a call."""
-        self.caller = Caller(self, user, interruption_text)
-        self.decisions = Decisions(self, policy, shadow)
         self.end_reason: str | None = None
         self._ended = False
         self.max_frame_lag_s = 0.0
         self._mono0 = time.monotonic()
+        self.context = self._context()
+        self.caller = Caller(self.context, user, interruption_text)
+        self.decisions = Decisions(self, policy, shadow)
         self.far = far
         self.tick_s = far.tick_s
-        far.bind(self)
+        far.bind(self.context, self.caller)
+
+    def _context(self) -> CallContext:
+        """What the call's parts (far end, caller) may use of it: never the engine."""
+        return CallContext(
+            config=self.config,
+            clock=CallClock(
+                now=lambda: self.t,
+                ended=lambda: self._ended,
+                monotonic_at=self.monotonic_at,
+                virtual=self.virtual,
+            ),
+            dials=Dials(
+                read=lambda: self.tendencies,
+                effective=self._effective_tendencies,
+                adapter=lambda: self.adapter,
+                emit=self.emit,
+            ),
+            history=self.history,
+            rng=self.rng,
+            pauses=self.detector,
+            emit=self.emit,
+            schedule=self.schedule,
+            end=self.end,
+            interrupt=self._mic_interrupt,
+        )
+
+    def _mic_interrupt(self, t: float, at: float | None) -> None:
+        # A tester's own action, counted like a key press (the user turn says "mic").
+        self.interrupt(t, PolicyDecision(Action.INTERRUPT), trigger="manual", at=at, mic=True)
 
     # ---- what the driver reads ---------------------------------------------------------
 

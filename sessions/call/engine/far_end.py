@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from controls.pauses import PauseEvent
 from sessions.call.commands import Command
+from sessions.call.context import AgentTurn, CallContext, Heard
 from sessions.clock import Clock
 
 if TYPE_CHECKING:
@@ -32,36 +32,12 @@ if TYPE_CHECKING:
     from sessions.agents.base import Message
     from sessions.call.adapt import RuleAdapter
     from sessions.call.config import CallConfig
-    from sessions.call.engine.engine import CallEngine
     from sessions.call.engine.pump import Listener
-    from sessions.call.near_end.mic import MicInput
+    from sessions.call.near_end.caller import Caller
     from sessions.call.policy import TurnTakingPolicy
     from sessions.call.voice.recording import CallRecording
+    from sessions.call.voice.voice import Microphone
     from sessions.lines.base import Line
-
-
-@dataclass
-class AgentTurn:
-    """What the policies see of the agent turn in progress, whatever the far end."""
-
-    index: int
-    onset: float | None
-    """Its first sound (None until the first word is placed)."""
-    interrupted: bool = False
-    cut_t: float | None = None
-    backchannels: int = 0
-    words_at_last_backchannel: int = 0
-    words_reported: int = 0
-
-
-@dataclass(frozen=True)
-class Heard:
-    """What the caller has heard of the turn by some time."""
-
-    words: int
-    text: str
-    detail: dict[str, object] = field(default_factory=dict)
-    """Logged beside the situation (a line: how many words are transcribed, estimated)."""
 
 
 class CallVoice(Protocol):
@@ -75,7 +51,7 @@ class CallVoice(Protocol):
         ...
 
     @property
-    def mic(self) -> MicInput | None:
+    def mic(self) -> Microphone | None:
         """The tester's microphone, if they speak."""
         ...
 
@@ -86,6 +62,9 @@ class CallVoice(Protocol):
     def close(self) -> None:
         """Release everything the call holds (idempotent)."""
         ...
+
+
+__all__ = ["AgentTurn", "CallVoice", "FarEnd", "Heard", "RunningCall"]
 
 
 class FarEnd(Protocol):
@@ -112,8 +91,9 @@ class FarEnd(Protocol):
         """The agent turn the pause detector's events belong to, if any."""
         ...
 
-    def bind(self, engine: CallEngine[Any]) -> None:
-        """Called once by the engine that drives this far end."""
+    def bind(self, ctx: CallContext, caller: Caller) -> None:
+        """Called once by the engine that drives this far end: what it may use of the
+        call, and the near end's caller (typed text, the headless caller's lines)."""
         ...
 
     def begin(self, t: float) -> None:

@@ -26,11 +26,11 @@ from controls.pauses import PauseEvent
 from sessions.agents.base import Message
 from sessions.call.adapt import line_turn_seen
 from sessions.call.commands import Command
-from sessions.call.engine.far_end import AgentTurn, Heard
+from sessions.call.context import AgentTurn, Heard
 from sessions.call.far_ends.agent_ears import AgentEars
-from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
 from sessions.call.far_ends.line_yields import Backchannels, YieldWatching
 from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S
+from sessions.call.line_parts import LineTurn, RemoteConfig
 from sessions.call.near_end.caller_line import Synthesizer, line_rate_of
 from sessions.call.voice.recording import CallRecording
 from sessions.clock import Clock
@@ -48,7 +48,8 @@ from sessions.speech import FRAME_SAMPLES
 from sessions.speech.words import TimedWord, confidence
 
 if TYPE_CHECKING:
-    from sessions.call.engine.engine import CallEngine
+    from sessions.call.context import CallContext
+    from sessions.call.near_end.caller import Caller
     from sessions.call.near_end.mic import MicInput
 
 
@@ -116,9 +117,10 @@ class LineFarEnd(YieldWatching):
             self._playout.set_depth(self.remote.playout_depth_s)
         self._stated_playout = False
 
-    def bind(self, engine: CallEngine[Any]) -> None:
-        self.e = engine
-        self.voice = LineVoice(self, engine)
+    def bind(self, ctx: CallContext, caller: Caller) -> None:
+        self.ctx = ctx
+        self.near = caller
+        self.voice = LineVoice(self, ctx)
 
     @property
     def line(self) -> Line:
@@ -144,9 +146,9 @@ class LineFarEnd(YieldWatching):
 
     def begin(self, t: float) -> None:
         self._line_notices(t)
-        if not self._stated_playout and not self.e.ended:
+        if not self._stated_playout and not self.ctx.clock.ended():
             self._state_playout(t)  # after the line's own first words (open, format)
-        if not self.e.ended:
+        if not self.ctx.clock.ended():
             self._start_ready_speech(t)
 
     def frame(self, t: float, t1: float) -> float:
@@ -171,7 +173,7 @@ class LineFarEnd(YieldWatching):
         return self.ears.prob(agent)
 
     def heard_frame(self, t: float, t1: float, speaking: bool) -> None:
-        agent, frame_s = self._audio, self.e.config.frame_s
+        agent, frame_s = self._audio, self.ctx.config.frame_s
         turn = self._turn
         if turn is not None:
             self.ears.push(agent, speaking=speaking, frame_s=frame_s)
@@ -183,7 +185,7 @@ class LineFarEnd(YieldWatching):
             self._lead = np.concatenate([self._lead, agent])[-FRAME_SAMPLES * 4 :]
 
     def after_pauses(self, t: float, t1: float) -> None:
-        speaking = self.e.detector.in_speech
+        speaking = self.ctx.pauses.in_speech
         self._watch_frame(t, t1, speaking=speaking, caller_active=self._caller_was_active)
         held = self._held
         if held is not None and not speaking and t1 >= held.due - 1e-9:
@@ -205,13 +207,13 @@ class LineFarEnd(YieldWatching):
         playout = self._playout
         if playout is None:
             return
-        clocked = not self.e.virtual
+        clocked = not self.ctx.virtual
         how = (
             f"a {playout.depth_s * 1000:.0f} ms jitter depth"
             if clocked
             else "no jitter depth (virtual clock)"
         )
-        self.e.emit(
+        self.ctx.emit(
             LineEvent(
                 t=round(t, 6),
                 kind="playout",
@@ -221,9 +223,9 @@ class LineFarEnd(YieldWatching):
         )
 
     def _notice_t(self, notice: LineNotice, t: float) -> float:
-        if self.e.virtual:
+        if self.ctx.virtual:
             return t
-        at = max(0.0, notice.mono - self.e.monotonic_at(0.0))
+        at = max(0.0, notice.mono - self.ctx.clock.monotonic_at(0.0))
         if notice.kind is NoticeKind.CLEAR:
             # Applied at that instant: what had played by then stays played (the
             # frame in progress keeps its first part), so that is where it took effect.
@@ -236,7 +238,7 @@ class LineFarEnd(YieldWatching):
         return None if self._playout is None else self._playout.gap_start(since, until)
 
     def _line_notices(self, t: float) -> None:
-        e = self.e
+        e = self.ctx
         for notice in self._line.notices():
             at = self._notice_t(notice, t)
             e.emit(LineEvent(t=at, kind=str(notice.kind), detail=notice.detail, data=notice.data))
@@ -256,7 +258,7 @@ class LineFarEnd(YieldWatching):
         if self._heard_agent or self._warned_silent or t < self.remote.silent_agent_s:
             return
         self._warned_silent = True
-        self.e.emit(
+        self.ctx.emit(
             ErrorEvent(
                 t=round(t, 6),
                 where="line",
@@ -274,7 +276,7 @@ class LineFarEnd(YieldWatching):
             self._held = None  # its audio came back after a stall: the same turn goes on
             return
         agent = self._audio
-        found = self.tape.first_sound(ev.t - 0.25, ev.t + self.e.config.frame_s)
+        found = self.tape.first_sound(ev.t - 0.25, ev.t + self.ctx.config.frame_s)
         onset = round(found if found is not None else ev.t, 6)
         latency, answers, over = self._response_to(onset)
         self._answered_sound(onset, ev.t)
@@ -284,11 +286,11 @@ class LineFarEnd(YieldWatching):
         self._turn = LineTurn(index=index, onset=onset, response_latency_s=latency)
         self.ears.start_turn(ev.t, np.concatenate([self._lead, agent]) if self._lead.size else None)
         self._lead = np.zeros(0, dtype=np.float32)
-        self.e.emit(SpeechStart(t=ev.t, speaker="agent", turn=index))
+        self.ctx.emit(SpeechStart(t=ev.t, speaker="agent", turn=index))
         extra: dict[str, object] = {"over_caller": True} if over else {}
         if answers is not None:
             extra["response_to"] = answers
-        self.e.emit(AgentTurnStart(t=onset, turn=index, response_latency_s=latency, **extra))
+        self.ctx.emit(AgentTurnStart(t=onset, turn=index, response_latency_s=latency, **extra))
 
     def short_pause(self, ev: PauseEvent) -> None:
         if self._turn is not None:
@@ -317,12 +319,12 @@ class LineFarEnd(YieldWatching):
         # Its last sound, a short one the VAD did not call speech included (as a stop).
         end = self.tape.last_sound(silence_start - 0.3, max(t, silence_start + 0.064))
         self._close(turn, t, end if end is not None else silence_start)
-        if self.e.user is not None and not self.e.caller.queued and not self._pending:
-            self._caller_due = t + self.e.config.scenario.user.response_latency_s
+        if self.near.user is not None and not self.near.queued and not self._pending:
+            self._caller_due = t + self.ctx.config.scenario.user.response_latency_s
         self._flush_closing()
 
     def _close(self, turn: LineTurn, t: float, end_t: float) -> None:
-        self._agent_last_end = max(self._agent_last_end, end_t)
+        self.responses.agent_turn_ended(end_t)
         speech_s = round(self.ears.turn_speech_s, 4)
         words = self.ears.close_turn()
         self._closing.append(_Closing(turn, round(t, 6), round(end_t, 6), speech_s, words))
@@ -332,7 +334,7 @@ class LineFarEnd(YieldWatching):
         new = words[turn.words_reported :]
         if not new:
             return
-        self.e.emit(
+        self.ctx.emit(
             AgentWords(
                 t=round(new[-1].end, 4),
                 turn=turn.index,
@@ -352,9 +354,9 @@ class LineFarEnd(YieldWatching):
 
     def _flush_closing(self, *, wait: bool = False) -> None:
         """Log the turns whose final transcript is ready (all of them with ``wait``)."""
-        e = self.e
+        e = self.ctx
         if wait and self._settling:
-            self._settle(self.e.t, self.e.t, speaking=False, force=True)
+            self._settle(self.ctx.clock.now(), self.ctx.clock.now(), speaking=False, force=True)
         while self._closing and (
             wait or (self._closing[0].words.done() and not self.settling(self._closing[0].turn))
         ):
@@ -394,9 +396,8 @@ class LineFarEnd(YieldWatching):
 
     def _observe_turn(self, turn: LineTurn, words: list[TimedWord], closing: _Closing) -> None:
         """An ended turn's rhythm for ``--adapt``, as the line gave it (recalibrates)."""
-        e = self.e
-        adapter = e.adapter
-        if adapter is None:
+        e = self.ctx
+        if not e.dials.adapting:
             return
         assert turn.onset is not None
         seen = line_turn_seen(
@@ -408,13 +409,12 @@ class LineFarEnd(YieldWatching):
             end_t=closing.end_t,
             pause_s=e.config.short_pause_s,
         )
-        if adapter.observe(seen):
-            e.emit(adapter.recalibrate(e._effective_tendencies(), closing.t, "turn"))
+        e.dials.observe_turn(seen, closing.t)
 
     # ---- ending -------------------------------------------------------------------------
 
     def hang_up(self, t: float) -> None:
-        e = self.e
+        e = self.ctx
         turn = self._turn
         if self._held is not None and turn is self._held.turn:
             held, self._held = self._held, None
@@ -446,7 +446,7 @@ class LineFarEnd(YieldWatching):
             self._line.close()
         self.ears.close()
         self.synth.close()
-        self.e.caller.close()
+        self.near.close()
         if self.recording is not None:
             self.recording.close()
         if self.monitor is not None:
@@ -462,9 +462,9 @@ class LineVoice:
 
     name = "line"
 
-    def __init__(self, far: LineFarEnd, engine: CallEngine[Any]) -> None:
+    def __init__(self, far: LineFarEnd, ctx: CallContext) -> None:
         self._far = far
-        self._engine = engine
+        self._ctx = ctx
 
     @property
     def recording(self) -> CallRecording | None:
@@ -476,7 +476,7 @@ class LineVoice:
 
     @property
     def realtime(self) -> bool:
-        return not self._engine.virtual
+        return not self._ctx.virtual
 
     def start(self, submit: Callable[[Command], None]) -> Clock:
         from sessions.call.voice.audio_out import LeadClock

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import numpy as np
 
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
-from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
 from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S, YieldResult, YieldWatch
+from sessions.call.line_parts import LineTurn, RemoteConfig
 from sessions.call.near_end.caller_line import Synthesizer, Utterance
 from sessions.call.near_end.line_caller import LineCaller
 from sessions.log.models import (
@@ -91,7 +91,7 @@ class YieldWatching(LineCaller):
         turn.interrupted = True
         turn.cut_t = onset
         heard, estimated = self.ears.heard_by(onset)
-        self.e.emit(
+        self.ctx.emit(
             Interruption(
                 t=onset,
                 turn=turn.index,
@@ -110,7 +110,7 @@ class YieldWatching(LineCaller):
         turn = self._turn
         if turn is None or self.caller_active:
             return
-        e = self.e
+        e = self.ctx
         chosen = token or e.rng.choice(e.config.backchannel_tokens)
         try:
             audio = self.backchannels(chosen)
@@ -133,7 +133,7 @@ class YieldWatching(LineCaller):
 
     def caller_sound(self, t: float, kind: str) -> None:
         """A vocal tic or side talk now, over the agent's speech or into its silence."""
-        e = self.e
+        e = self.ctx
         try:
             if kind == "non_directed":
                 speech = self._side_talk.result(timeout=0) if self._side_talk.done() else None
@@ -175,7 +175,9 @@ class YieldWatching(LineCaller):
         agent made no sound in the last 0.3 s (a turn the VAD has not opened yet), owes
         the caller no answer, and no caller turn is playing."""
         return (
-            self.tape.last_sound(t - 0.3, t) is None and not self._owed() and not self.caller.busy
+            self.tape.last_sound(t - 0.3, t) is None
+            and not self.responses.owed()
+            and not self.caller.busy
         )
 
     def _answered_sound(self, onset: float | None, t: float) -> None:
@@ -189,7 +191,7 @@ class YieldWatching(LineCaller):
             if span is not None and span[0] < deadline and span[1] > at:
                 continue  # the caller spoke in the window: an answer would be to it
             if answered or t >= deadline:
-                self.e.emit(
+                self.ctx.emit(
                     AgentYield(
                         t=round(t, 6),
                         turn=-1,
@@ -207,18 +209,17 @@ class YieldWatching(LineCaller):
     # ---- watching the agent after a caller act ------------------------------------------
 
     def _watch(self, turn: LineTurn, after: str, onset: float, window_s: float) -> None:
-        detector = self.e.detector
+        detector = self.ctx.pauses
         silence = detector.silence_start if not detector.in_speech else None
         watch = YieldWatch(
             turn=turn.index,
             after=after,
             onset_t=onset,
             window_s=window_s,
-            turn_end_s=self.e.config.turn_end_s,
+            turn_end_s=self.ctx.config.turn_end_s,
             silence_start=silence,
         )
         self._watches.append(watch)
-        turn.watches.append(watch)
 
     def _cleared(self, at: float, *, dropped: bool = False) -> None:
         """The agent emptied its playout (a ``clear``): the watches it answers; ``dropped``:
@@ -297,7 +298,7 @@ class YieldWatching(LineCaller):
     def _report_yield(
         self, watch: YieldWatch, result: YieldResult, turn: LineTurn | None, until: float
     ) -> None:
-        stop_t = watch.stop_time(result, self.tape, self.e.config.frame_s, until)
+        stop_t = watch.stop_time(result, self.tape, self.ctx.config.frame_s, until)
         if stop_t is not None:
             stop_t = round(stop_t, 6)
         words = self.ears.words()
@@ -312,7 +313,7 @@ class YieldWatching(LineCaller):
             stop_t = round(flushed, 6)
         silent = watch.already_silent(stop_t)
         extra = {"already_silent": True} if silent else {}
-        self.e.emit(
+        self.ctx.emit(
             AgentYield(
                 t=round(max(result.decided_t, until), 6),
                 turn=watch.turn,

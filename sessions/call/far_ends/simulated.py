@@ -12,17 +12,15 @@ that is speaking is cut there) and :class:`CallerUtterance` (the words, once STT
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from controls.pauses import PauseEvent
-from controls.turn_taking import Action
 from sessions.agents.base import Agent, Message
 from sessions.call.adapt import words_seen
 from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command, SubmitText
-from sessions.call.engine.far_end import Heard
+from sessions.call.context import Heard
 from sessions.call.far_ends.simulated_caller import CallState, SimulatedCaller
 from sessions.call.far_ends.simulated_turn import Cut, SimulatedTurn
-from sessions.call.policy import PolicyDecision
 from sessions.call.voice.voice import Voice
 from sessions.log.models import (
     AgentTurnEnd,
@@ -35,7 +33,8 @@ from sessions.log.models import (
 from sessions.speech_clock import TimedWord
 
 if TYPE_CHECKING:
-    from sessions.call.engine.engine import CallEngine
+    from sessions.call.context import CallContext
+    from sessions.call.near_end.caller import Caller
     from sessions.lines.base import Line
 
 
@@ -52,9 +51,10 @@ class SimulatedFarEnd(SimulatedCaller):
         self._agent_turns = 0
         self._agent_done = False
 
-    def bind(self, engine: CallEngine[Any]) -> None:
-        self.e = engine
-        self._voice.caller_hesitations = engine.config.profile.style == "human"
+    def bind(self, ctx: CallContext, caller: Caller) -> None:
+        self.ctx = ctx
+        self.caller = caller
+        self._voice.caller_hesitations = ctx.config.profile.style == "human"
 
     @property
     def voice(self) -> Voice:
@@ -99,15 +99,15 @@ class SimulatedFarEnd(SimulatedCaller):
         if (
             turn is not None
             and self.state is CallState.AGENT_SPEAKING
-            and not self.e.detector.in_turn
-            and turn.voice_track.finished(t - self.e.config.turn_end_s)
+            and not self.ctx.pauses.in_turn
+            and turn.voice_track.finished(t - self.ctx.config.turn_end_s)
         ):
             # Audio the VAD never took for speech (a tone, a silent TTS reply) ends no turn
             # by itself: the turn is over once it has been played and a turn end has passed.
             self._finish_agent_turn(t)
 
     def speech_start(self, ev: PauseEvent) -> None:
-        self.e.emit(SpeechStart(t=ev.t, speaker="agent", turn=self.turn_index))
+        self.ctx.emit(SpeechStart(t=ev.t, speaker="agent", turn=self.turn_index))
 
     def short_pause(self, ev: PauseEvent) -> None:
         pass
@@ -123,7 +123,8 @@ class SimulatedFarEnd(SimulatedCaller):
             and turn.voice_track.finished(ev.t)
         ):
             talk_over = None
-            if turn.cut_t is not None and not self.e.config.scenario.agent.yields_when_interrupted:
+            yields = self.ctx.config.scenario.agent.yields_when_interrupted
+            if turn.cut_t is not None and not yields:
                 talk_over = round(turn.voice_track.talk_over(turn.cut_t), 4)
             self._finish_agent_turn(ev.t, talk_over_s=talk_over)
 
@@ -144,7 +145,7 @@ class SimulatedFarEnd(SimulatedCaller):
     # ---- the agent's turns ----------------------------------------------------------------
 
     def _request_agent_turn(self, t: float) -> None:
-        e = self.e
+        e = self.ctx
         if self._agent_turns >= e.config.max_agent_turns:
             e.end("max_agent_turns")
             return
@@ -158,7 +159,7 @@ class SimulatedFarEnd(SimulatedCaller):
             return
         if stream is None:
             self._agent_done = True
-            if e.user is not None:
+            if self.caller.user is not None:
                 # Headless: a scripted or simulated caller does not talk to silence.
                 e.end("agent_done")
                 return
@@ -194,7 +195,7 @@ class SimulatedFarEnd(SimulatedCaller):
         if not turn.started and track.words:
             turn.started = True
             self.state = CallState.AGENT_SPEAKING
-            self.e.emit(
+            self.ctx.emit(
                 AgentTurnStart(
                     t=track.words[0].start,
                     turn=turn.index,
@@ -202,21 +203,21 @@ class SimulatedFarEnd(SimulatedCaller):
                 )
             )
         if turn.started:
-            self._report_words(turn, t + self.e.config.frame_s)
+            self._report_words(turn, t + self.ctx.config.frame_s)
         assert turn.stream is not None
         if turn.stream.done and not track.words and track.finished(t):
             # An empty reply: nothing to say this turn (nor still being synthesized).
             self._finish_agent_turn(t)
 
     def _take_text(self, turn: SimulatedTurn, t: float, *, cut: bool = False) -> None:
-        error = turn.take_text(t, virtual=self.e.virtual, cut=cut)
+        error = turn.take_text(t, virtual=self.ctx.virtual, cut=cut)
         if error is not None and not cut:
-            self.e.emit(ErrorEvent(t=t, where="agent", message=error))
+            self.ctx.emit(ErrorEvent(t=t, where="agent", message=error))
 
     def _report_words(self, turn: SimulatedTurn, until: float) -> None:
         event = turn.words_heard(until)
         if event is not None:
-            self.e.emit(event)
+            self.ctx.emit(event)
 
     def _finish_agent_turn(self, t: float, *, talk_over_s: float | None = None) -> None:
         turn = self._turn
@@ -225,7 +226,7 @@ class SimulatedFarEnd(SimulatedCaller):
         self._report_words(turn, t + 1.0)
         track = turn.voice_track
         text = " ".join(w.word for w in track.words) or turn.full_text.strip()
-        self.e.emit(
+        self.ctx.emit(
             AgentTurnEnd(
                 t=t,
                 turn=turn.index,
@@ -237,15 +238,13 @@ class SimulatedFarEnd(SimulatedCaller):
             )
         )
         if text:
-            self.e.history.append(Message("assistant", text))
+            self.ctx.history.append(Message("assistant", text))
         self._turn = None
         self._observe_turn(turn.index, track.words, t)
         self._after_agent_turn(t)
 
     def _observe_turn(self, index: int, words: list[TimedWord], t: float) -> None:
-        e = self.e
-        if e.adapter is not None and e.adapter.observe(words_seen(index, words, ended=True)):
-            e.emit(e.adapter.recalibrate(e._effective_tendencies(), t, "turn"))
+        self.ctx.dials.observe_turn(words_seen(index, words, ended=True), t)
 
     # ---- cutting the agent ----------------------------------------------------------------
 
@@ -254,7 +253,7 @@ class SimulatedFarEnd(SimulatedCaller):
     ) -> None:
         turn = self._turn
         assert turn is not None
-        yields = self.e.config.scenario.agent.yields_when_interrupted
+        yields = self.ctx.config.scenario.agent.yields_when_interrupted
         if yields:
             cut = self._stop_agent(turn, t, at)
         else:
@@ -262,7 +261,7 @@ class SimulatedFarEnd(SimulatedCaller):
         turn.interrupted = True
         turn.cut_t = cut.cut_t
         extra = {"source": "mic"} if mic else {}
-        self.e.emit(
+        self.ctx.emit(
             Interruption(
                 t=t,
                 turn=turn.index,
@@ -283,10 +282,6 @@ class SimulatedFarEnd(SimulatedCaller):
             # The agent talks over the caller: both speak; its turn ends on its own.
             self._start_user_turn(text, t, source="interruption", hold=True)
 
-    def _mic_interrupt(self, at: float, t: float) -> None:
-        # A tester's own action, counted like a key press (the user turn says "mic").
-        self.e.interrupt(t, PolicyDecision(Action.INTERRUPT), trigger="manual", at=at, mic=True)
-
     def _stop_agent(self, turn: SimulatedTurn, t: float, at: float | None = None) -> Cut:
         return turn.stop(t, at)
 
@@ -297,7 +292,7 @@ class SimulatedFarEnd(SimulatedCaller):
         self._take_text(turn, t, cut=True)
         self._report_words(turn, cut.cut_t)
         planned = turn.planned_words()
-        self.e.emit(
+        self.ctx.emit(
             AgentTurnEnd(
                 t=t,
                 turn=turn.index,
@@ -310,9 +305,9 @@ class SimulatedFarEnd(SimulatedCaller):
                 talk_over_s=cut.talk_over_s,
             )
         )
-        self.e.history.append(Message("assistant", cut.spoken, truncated=True))
+        self.ctx.history.append(Message("assistant", cut.spoken, truncated=True))
         self._turn = None
-        self.e.detector.reset()
+        self.ctx.pauses.reset()
         # The whole turn as the agent planned it: measured up to the cut only, every cut
         # would end at the pause the rule fired at, and the rhythm would look pauseless.
         self._observe_turn(turn.index, turn.voice_track.words, t)
@@ -321,7 +316,7 @@ class SimulatedFarEnd(SimulatedCaller):
         turn = self.turn
         if turn is None:
             return
-        e = self.e
+        e = self.ctx
         chosen = token or e.rng.choice(e.config.backchannel_tokens)
         n, _spoken = turn.heard_text(t)
         turn.backchannels += 1

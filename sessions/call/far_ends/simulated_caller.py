@@ -5,17 +5,17 @@ tester's microphone)."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sessions.agents.base import Message
 from sessions.call.commands import CallerUtterance, SubmitText
-from sessions.call.near_end.caller import mic_user_turn
+from sessions.call.near_end.caller import Caller, mic_user_turn
 from sessions.call.users import ScriptedUser
 from sessions.log.models import ErrorEvent, UserTurn, WordTiming
 from sessions.scenarios.model import KeypadStep
 
 if TYPE_CHECKING:
-    from sessions.call.engine.engine import CallEngine
+    from sessions.call.context import CallContext
     from sessions.call.far_ends.simulated_turn import SimulatedTurn
     from sessions.call.voice.voice import Voice
 
@@ -32,7 +32,8 @@ class CallState(StrEnum):
 class SimulatedCaller:
     """The caller's side of :class:`~sessions.call.far_ends.simulated.SimulatedFarEnd`."""
 
-    e: CallEngine[Any]
+    ctx: CallContext
+    caller: Caller
     _voice: Voice
     _agent_done: bool
 
@@ -48,11 +49,8 @@ class SimulatedCaller:
         self._mic_cut = False
         """That utterance interrupted the agent."""
 
-    def _mic_interrupt(self, at: float, t: float) -> None:
-        raise NotImplementedError
-
     def _agent_latency(self) -> float:
-        return self.e.config.scenario.agent.response_latency_s
+        return self.ctx.config.scenario.agent.response_latency_s
 
     def caller_busy(self, t: float) -> bool:
         return self._mic_open is not None or t < self._user_busy_until - 1e-9
@@ -64,10 +62,10 @@ class SimulatedCaller:
         if self.state is CallState.WAIT_USER and t >= self._user_busy_until:
             self._start_user_turn(text, t, source=command.source)
         else:
-            self.e.caller.queued.append((text, command.source))
+            self.caller.queued.append((text, command.source))
 
     def _after_agent_turn(self, t: float) -> None:
-        e = self.e
+        e = self.ctx
         if self._held_user_message is not None:
             # The caller spoke over an agent that kept going: their words follow its turn.
             e.history.append(self._held_user_message)
@@ -77,14 +75,14 @@ class SimulatedCaller:
             return
         self.state = CallState.WAIT_USER
         self._user_due = max(t, self._user_busy_until) + e.config.scenario.user.response_latency_s
-        if e.caller.queued:
-            text, source = e.caller.queued.pop(0)
+        if self.caller.queued:
+            text, source = self.caller.queued.pop(0)
             self._start_user_turn(text, max(t, self._user_busy_until), source=source)
 
     def _start_user_turn(self, text: str, t: float, *, source: str, hold: bool = False) -> None:
-        e = self.e
-        rendered, insertions, alpha = e.caller.render(text)
-        index = e.caller.next_index()
+        e = self.ctx
+        rendered, insertions, alpha = self.caller.render(text)
+        index = self.caller.next_index()
         track = self._voice.track("caller", index, seed=e.config.seed * 7919 + index)
         track.add_text(rendered, t, final=True)
         end = track.end if track.words else t
@@ -113,8 +111,8 @@ class SimulatedCaller:
         self.state = CallState.USER_SPEAKING
 
     def caller_frame(self, t: float, t1: float) -> None:
-        e = self.e
-        queued = e.caller.queued
+        e = self.ctx
+        queued = self.caller.queued
         if self.state is CallState.USER_SPEAKING and not self.caller_busy(t):
             if queued:
                 # The caller typed while the agent spoke; they keep the floor and say it.
@@ -130,9 +128,9 @@ class SimulatedCaller:
                 text, source = queued.pop(0)
                 self._start_user_turn(text, t, source=source)
                 return
-            if e.user is not None and self._user_due is not None and t >= self._user_due:
+            if self.caller.user is not None and self._user_due is not None and t >= self._user_due:
                 self._user_due = None
-                reply = e.caller.next_line()
+                reply = self.caller.next_line()
                 while isinstance(reply, KeypadStep):
                     # A simulated agent hears no keys; the call builder refuses such a
                     # scenario before it starts, so only a call built by hand gets here.
@@ -144,14 +142,14 @@ class SimulatedCaller:
                             "hears no keys; the scenario's keypad step is skipped",
                         )
                     )
-                    reply = e.caller.next_line()
+                    reply = self.caller.next_line()
                 if reply is None:
                     e.end("user_hangup")
                     return
                 # A scripted caller says the scenario's lines; an LLM caller its own.
-                source = "scenario" if isinstance(e.user, ScriptedUser) else "simulator"
+                source = "scenario" if isinstance(self.caller.user, ScriptedUser) else "simulator"
                 self._start_user_turn(reply, t, source=source)
-            elif e.user is None and self._agent_done and e.virtual:
+            elif self.caller.user is None and self._agent_done and e.virtual:
                 e.end("script_complete")
 
     # ---- the tester's microphone ------------------------------------------------------
@@ -164,7 +162,8 @@ class SimulatedCaller:
         self._mic_cut = False
         if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
             self._mic_cut = True
-            self._mic_interrupt(at, t)
+            # A tester's own action, counted like a key press (the user turn says "mic").
+            self.ctx.interrupt(t, at)
         elif self.state is CallState.WAIT_USER:
             self.state = CallState.USER_SPEAKING
 
@@ -182,8 +181,8 @@ class SimulatedCaller:
                 self.state = CallState.WAIT_USER
             return
         end = max(start, min(command.end, t))
-        e = self.e
-        index = e.caller.next_index()
+        e = self.ctx
+        index = self.caller.next_index()
         self._user_busy_until = max(self._user_busy_until, end)
         e.emit(mic_user_turn(command, index, text, start, end))
         message = Message("user", text)

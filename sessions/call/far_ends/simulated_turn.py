@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sessions.agents.base import ReplyStream
-from sessions.call.engine.far_end import AgentTurn
+from sessions.call.context import AgentTurn
 from sessions.call.voice.voice import VoiceTrack
 from sessions.log.models import AgentWords, WordTiming
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from controls.disfluency import inject_disfluency
 from sessions.agents.base import Message
@@ -21,7 +21,7 @@ from sessions.call.users import CallerReply, UserProvider
 from sessions.log.models import ErrorEvent, InsertionRecord, UserTurn, WordTiming
 
 if TYPE_CHECKING:
-    from sessions.call.engine.engine import CallEngine
+    from sessions.call.context import CallContext
 
 InterruptionText = Callable[[str, list[Message]], str]
 """An LLM caller's barge-in: (what it heard of the agent's turn, history) -> its line."""
@@ -32,11 +32,11 @@ class Caller:
 
     def __init__(
         self,
-        engine: CallEngine[Any],
+        ctx: CallContext,
         user: UserProvider | None,
         interruption_text: InterruptionText | None,
     ) -> None:
-        self.engine = engine
+        self.ctx = ctx
         self.user = user
         self.interruption_text = interruption_text
         self.queued: list[tuple[str, str]] = []
@@ -52,8 +52,8 @@ class Caller:
 
     def render(self, text: str) -> tuple[str, list[InsertionRecord], float]:
         """``text`` as the caller says it at the α dial: (rendered, insertions, α)."""
-        e = self.engine
-        result = inject_disfluency(text, e.tendencies.alpha, e.config.profile)
+        e = self.ctx
+        result = inject_disfluency(text, e.dials.alpha, e.config.profile)
         insertions = [
             InsertionRecord(index=i.index, kind=i.kind.value, token=i.token)
             for i in result.insertions
@@ -62,12 +62,12 @@ class Caller:
 
     def interruption_openers(self) -> list[str]:
         """The scenario's barge-in openers as they will be said (α-rendered), to prepare."""
-        return [self.render(o)[0] for o in self.engine.config.scenario.user.interruptions]
+        return [self.render(o)[0] for o in self.ctx.config.scenario.user.interruptions]
 
     def interruption_line(self, heard: str, t: float) -> str:
         """What the caller says when they cut in: an LLM caller's own line when there is
         one, else the scenario's opener (and, for a headless caller, its next line)."""
-        e = self.engine
+        e = self.ctx
         if self.interruption_text is not None:
             try:
                 line = self.interruption_text(heard, list(e.history)).strip()
@@ -85,14 +85,14 @@ class Caller:
     def next_line(self) -> CallerReply:
         """The headless caller's next turn, asked now (keys to press, or None: hang up)."""
         assert self.user is not None
-        return self.user.next_turn(list(self.engine.history))
+        return self.user.next_turn(list(self.ctx.history))
 
     def ask(self) -> Future[CallerReply]:
         """The caller's next line: inline on the virtual clock, else on a worker (an LLM
         simulator takes a second; the frame clock must not wait for it)."""
         assert self.user is not None
-        user, history = self.user, list(self.engine.history)
-        if self.engine.virtual:
+        user, history = self.user, list(self.ctx.history)
+        if self.ctx.virtual:
             done: Future[CallerReply] = Future()
             try:
                 done.set_result(user.next_turn(history))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from sessions.call.far_ends.yield_watch import SOUND_LEVEL, first_sound_offset
+from sessions.call.sound_tape import SOUND_LEVEL, first_sound_offset
 from sessions.lines.codec import StreamResampler
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.tts import Speech

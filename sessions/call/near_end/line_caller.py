@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,21 +19,24 @@ from sessions.call.commands import (
     EndCall,
     SubmitText,
 )
-from sessions.call.far_ends.yield_watch import SoundTape
 from sessions.call.near_end.caller import mic_user_turn
 from sessions.call.near_end.caller_line import CallerChannel, Synthesizer, Utterance
+from sessions.call.response_clock import ResponseClock
+from sessions.call.sound_tape import SoundTape
 from sessions.call.users import CallerReply
 from sessions.lines.base import LineError, PlayoutBuffer
-from sessions.log.models import ErrorEvent, InsertionRecord, LineEvent, UserTurn, WordTiming
+from sessions.log.models import ErrorEvent, InsertionRecord, UserTurn, WordTiming
 from sessions.scenarios.model import KeypadStep
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.tts import Speech
 
 if TYPE_CHECKING:
-    from sessions.call.engine.engine import CallEngine
-    from sessions.call.far_ends.line_parts import LineTurn, RemoteConfig
+    from sessions.call.context import CallContext
+    from sessions.call.line_parts import LineTurn, RemoteConfig
+    from sessions.call.near_end.caller import Caller
     from sessions.call.near_end.line_monitor import LineMonitor
     from sessions.call.near_end.mic import MicInput
+    from sessions.lines.base import Line
 
 
 @dataclass
@@ -54,7 +57,10 @@ class LineCaller:
     """The near end's speech on a line (the caller side of
     :class:`~sessions.call.far_ends.line.LineFarEnd`)."""
 
-    e: CallEngine[Any]
+    ctx: CallContext
+    near: Caller
+    """The near end's caller (typed text, the headless caller's lines)."""
+    _line: Line
     _turn: LineTurn | None
 
     def __init__(self, synthesizer: Synthesizer, remote: RemoteConfig, user_source: str) -> None:
@@ -78,13 +84,8 @@ class LineCaller:
         self._pending: list[_Speech] = []
         self.line_rate = SAMPLE_RATE
         """The line's sample rate: the caller's onsets and ends are read as they leave on it."""
-        self._caller_end: float | None = None
-        """End of the caller's last sound on the line (a turn, a barge-in, a backchannel)."""
-        self._caller_end_kind = "turn"
-        self._responded_to: float | None = None
-        """The caller end the agent answered, or whose missing answer was logged."""
-        self._agent_last_end = 0.0
-        """End of the agent's last sound in its last closed turn."""
+        self.responses = ResponseClock(remote.response_window_s, lambda ev: self.ctx.emit(ev))
+        """When the caller's sound ended, and whether (and how fast) the agent answered."""
         self._caller_turn_span: tuple[float, float] | None = None
         """The caller's last turn or barge-in on the line: (onset, end of its last sound)."""
         self._last_caller_end: float | None = None
@@ -119,7 +120,7 @@ class LineCaller:
         if isinstance(command, SubmitText):
             text = command.text.strip()
             if text:
-                self.e.caller.queued.append((text, command.source))
+                self.near.queued.append((text, command.source))
         elif isinstance(command, CallerSpeechStart):
             if self._mic_open is None:
                 self._mic_open = min(command.at, t)
@@ -130,7 +131,7 @@ class LineCaller:
             self.caller_sound(t, command.kind)
 
     def _say(self, kind: str, text: str, source: str, t: float, trigger: str = "auto") -> None:
-        rendered, insertions, _alpha = self.e.caller.render(text)
+        rendered, insertions, _alpha = self.near.render(text)
         future = self.synth.submit(rendered)
         self._pending.append(
             _Speech(kind, future, text, rendered, insertions, source, trigger, decided_t=t)
@@ -150,25 +151,26 @@ class LineCaller:
             try:
                 speech = future.result()
             except Exception as exc:
-                self.e.emit(ErrorEvent(t=round(t, 6), where="tts", message=str(exc)))
+                self.ctx.emit(ErrorEvent(t=round(t, 6), where="tts", message=str(exc)))
                 continue
             if p.kind == "interruption" and self._turn is None:
                 p.kind, p.source = "turn", "typed" if p.source == "typed" else "interruption"
             self._start_utterance(p, speech, t)
 
     def _start_utterance(self, p: _Speech, speech: Speech, t: float) -> None:
-        e = self.e
+        e = self.ctx
         audio = np.asarray(speech.audio, dtype=np.float32)
         words = list(speech.words)
         utt = Utterance(p.kind, audio, p.rendered)
         if p.kind == "turn":
-            self._missed_before_speaking(t)
+            # The caller speaks again while an answer is still owed: a no_response.
+            self.responses.spoke_again(t, agent_turn_open=self._turn is not None)
         self.caller.play(utt)
         onset = self._onset_of(utt)
         start = utt.start_index / SAMPLE_RATE if utt.start_index is not None else t
         end = round(start + utt.line_span(self.line_rate)[1], 4)
         self._caller_turn_span = (onset, end)
-        index = e.caller.next_index()
+        index = self.near.next_index()
         turn = self._turn
         if p.kind == "interruption" and turn is not None:
             self._barge_in(turn, onset, p.trigger, p.original, p.decided_t)
@@ -180,7 +182,7 @@ class LineCaller:
                 original=p.original,
                 rendered=p.rendered,
                 insertions=p.insertions,
-                alpha=e.tendencies.alpha,
+                alpha=e.dials.alpha,
                 end_t=end,
                 words=[
                     WordTiming(
@@ -223,11 +225,11 @@ class LineCaller:
         if not text:
             return  # noise, or nothing STT could make out
         end = max(start, min(command.end, t))
-        index = self.e.caller.next_index()
+        index = self.near.next_index()
         self._last_caller_end = round(end, 6)
-        self._caller_end, self._caller_end_kind = self._last_caller_end, "turn"
-        self.e.emit(mic_user_turn(command, index, text, start, end))
-        self.e.history.append(Message("user", text))
+        self.responses.caller_ended(self._last_caller_end, "turn")
+        self.ctx.emit(mic_user_turn(command, index, text, start, end))
+        self.ctx.history.append(Message("user", text))
 
     def _caller_finished(self, utt: Utterance, t: float) -> None:
         """The caller's sound ended: the agent's response is timed from here (the last
@@ -235,7 +237,7 @@ class LineCaller:
         if utt.start_index is None or utt.kind == "sound":
             return  # a tic or an aside is no turn: its own window watches the agent
         end = round(utt.start_index / SAMPLE_RATE + utt.line_span(self.line_rate)[1], 6)
-        self._caller_end, self._caller_end_kind = end, utt.kind
+        self.responses.caller_ended(end, utt.kind)
         if utt.kind != "backchannel":
             self._last_caller_end = end
 
@@ -249,14 +251,9 @@ class LineCaller:
             self._mic_open is not None and self._mic_open <= onset
         )
         self._sound_ended_by(onset)
-        end = self._caller_end
         sounding = self.caller.busy or (self.caller.active and not self._only_tails(onset))
-        if over or end is None or self._responded_to == end or sounding:
-            return None, None, over
-        if end < self._agent_last_end - 1e-6 or onset < end:
-            return None, None, over  # the agent talked past the caller's end
-        self._responded_to = end
-        return round(onset - end, 4), self._caller_end_kind, over
+        latency, answers = self.responses.answer(onset, blocked=over or sounding)
+        return latency, answers, over
 
     def _sound_ended_by(self, t: float) -> None:
         """The caller's utterance whose sound has ended by ``t`` counts as ended, though
@@ -279,59 +276,13 @@ class LineCaller:
 
     def _response_watch(self, t: float) -> None:
         """No agent turn within the response window of the caller's end: a no_response."""
-        end = self._caller_end
-        if end is None or self._responded_to == end or self._turn is not None:
-            return
-        if self.caller_active or end < self._agent_last_end - 1e-6 or self._owes_nothing():
-            return
-        window = self.remote.response_window_s
-        if t - end >= window:
-            self._no_response(t, f"the agent has not answered within {window:g} s")
-
-    def _missed_before_speaking(self, t: float) -> None:
-        """The caller speaks again while an answer is still owed: τ-Voice's no_response."""
-        end = self._caller_end
-        if end is None or self._responded_to == end or self._turn is not None:
-            return
-        if end >= self._agent_last_end - 1e-6 and not self._owes_nothing():
-            self._no_response(t, "the caller spoke again before the agent answered")
-
-    def _owed(self) -> bool:
-        """The agent owes an answer to the caller's last sound (within the response window
-        a scripted caller waits for it, as a person who just spoke would)."""
-        end = self._caller_end
-        if end is None or self._responded_to == end or self._owes_nothing():
-            return False
-        return end >= self._agent_last_end - 1e-6
-
-    def _owes_nothing(self) -> bool:
-        # τ-Voice scores responses to turns only: an answer after a backchannel is timed
-        # from it, but none is owed (a missing one is no no_response).
-        return self._caller_end_kind == "backchannel"
-
-    def _no_response(self, t: float, detail: str) -> None:
-        end = self._caller_end
-        assert end is not None
-        self._responded_to = end
-        self.e.emit(
-            LineEvent(
-                t=round(t, 6),
-                kind="no_response",
-                detail=detail,
-                data={
-                    "caller_end_t": end,
-                    "after": self._caller_end_kind,
-                    "window_s": self.remote.response_window_s,
-                    "waited_s": round(t - end, 4),
-                },
-            )
-        )
+        self.responses.watch(t, quiet=self._turn is None and not self.caller_active)
 
     # ---- who speaks next ----------------------------------------------------------------
 
     def _caller_frame(self, t: float) -> None:
-        e = self.e
-        near = e.caller
+        e = self.ctx
+        near = self.near
         if self._turn is not None or self.caller.busy or self._mic_open is not None:
             return
         if near.queued and not any(p.kind == "turn" for p in self._pending):
@@ -345,7 +296,7 @@ class LineCaller:
             if first and self._caller_due is None and t >= self.remote.caller_first_s:
                 self._caller_due = t
             self._impatient(t)
-            if self._caller_due is not None and t >= self._caller_due and not self._owed():
+            if self._caller_due is not None and t >= self._caller_due and not self.responses.owed():
                 self._caller_due = None
                 self._reply = near.ask()
         if self._reply is None or not self._reply.done():
@@ -372,8 +323,8 @@ class LineCaller:
         response measures nothing (keys are no speech). A line without DTMF (refused
         before the call by :func:`sessions.scenarios.keypad.check_keypad`, so only a call
         built by hand gets here) logs an error and the caller goes on to its next step."""
-        e = self.e
-        send = getattr(e.line, "send_dtmf", None)
+        e = self.ctx
+        send = getattr(self._line, "send_dtmf", None)
         try:
             if send is None:
                 raise LineError("this line carries no DTMF (keypad steps need sip:USER@HOST)")

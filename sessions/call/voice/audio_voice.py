@@ -33,12 +33,11 @@ import numpy as np
 import numpy.typing as npt
 
 from sessions.call.commands import Command
-from sessions.call.near_end.mic import MicInput
 from sessions.call.timeline import AGENT, CALLER, CallTimeline, Clip, to_sample
 from sessions.call.voice.audio_out import LeadClock, TimelinePlayer
 from sessions.call.voice.recording import CallRecording
 from sessions.call.voice.speech_text import clause_pieces, pieces_to_espeak_ssml, split_sentences
-from sessions.call.voice.voice import Speaker
+from sessions.call.voice.voice import Microphone, Speaker
 from sessions.clock import Clock
 from sessions.speech import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE
 from sessions.speech.backchannel_cache import BackchannelCache, trim_silence
@@ -230,7 +229,7 @@ class AudioVoice:
         vad: FrameVad,
         backchannels: BackchannelCache | None = None,
         player: TimelinePlayer | None = None,
-        mic: MicInput | None = None,
+        mic: Microphone | None = None,
         timeline: CallTimeline | None = None,
     ) -> None:
         self.name = name

@@ -22,10 +22,25 @@ from sessions.clock import Clock, RealClock
 from sessions.speech_clock import SpeakingStyle, SpeechTrack, TimedWord
 
 if TYPE_CHECKING:
-    from sessions.call.near_end.mic import MicInput
+    from sessions.call.voice.audio_out import LeadClock
     from sessions.call.voice.recording import CallRecording
 
 Speaker = Literal["agent", "caller"]
+
+
+class Microphone(Protocol):
+    """The tester's microphone as a voice and the driver use it (the near end's
+    :class:`~sessions.call.near_end.mic.MicInput`; the voice does not import it)."""
+
+    push_to_talk: bool
+
+    def start(self, clock: LeadClock, submit: Callable[[Command], None]) -> None:
+        """Start feeding ``submit`` on the call's clock."""
+
+    def toggle_talk(self) -> bool:
+        """Push-to-talk: start or end an utterance; whether the tester is talking now."""
+
+    def close(self) -> None: ...
 
 
 class VoiceTrack(Protocol):
@@ -92,7 +107,7 @@ class Voice(Protocol):
         """Where the call's audio is written (None: not recorded, or no audio)."""
 
     @property
-    def mic(self) -> MicInput | None:
+    def mic(self) -> Microphone | None:
         """The tester's microphone (None: they type)."""
 
     def track(self, speaker: Speaker, index: int, seed: int) -> VoiceTrack:
@@ -179,7 +194,7 @@ class TextVoice:
         self.agent_style = agent_style
         self.caller_hesitations = False
         self.recording: CallRecording | None = None
-        self.mic: MicInput | None = None
+        self.mic: Microphone | None = None
 
     def track(self, speaker: Speaker, index: int, seed: int) -> TextTrack:
         if speaker == "agent" and self.agent_style is not None:

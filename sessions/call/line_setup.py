@@ -19,7 +19,7 @@ from sessions.call.config import CallConfig
 from sessions.call.engine.engine import CallEngine
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
 from sessions.call.far_ends.line import LineFarEnd
-from sessions.call.far_ends.line_parts import RemoteConfig
+from sessions.call.line_parts import RemoteConfig
 from sessions.call.near_end.caller import InterruptionText
 from sessions.call.near_end.caller_line import Synthesizer
 from sessions.call.policy import TurnTakingPolicy

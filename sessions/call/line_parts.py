@@ -1,16 +1,17 @@
-"""The pieces of a line call its parts share: its settings and its agent turn."""
+"""The pieces of a line call that both ends share (so they live below both): its
+settings and its agent turn."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sessions.call.engine.far_end import AgentTurn
-from sessions.call.far_ends.yield_watch import (
-    BACKCHANNEL_WINDOW_S,
-    INTERRUPTION_WINDOW_S,
-    YieldWatch,
-)
+from sessions.call.context import AgentTurn
 from sessions.lines.base import DEFAULT_DEPTH_S
+
+INTERRUPTION_WINDOW_S = 2.0
+"""After a barge-in the agent *yields* if it falls silent within this (τ-Voice)."""
+BACKCHANNEL_WINDOW_S = 1.0
+"""After a backchannel, stopping within this is a *false yield*."""
 
 
 @dataclass
@@ -42,6 +43,5 @@ class LineTurn(AgentTurn):
     response_latency_s: float | None = None
     stop_t: float | None = None
     talk_over_s: float = 0.0
-    watches: list[YieldWatch] = field(default_factory=list)
     pauses: list[tuple[float, float]] = field(default_factory=list)
     """Each short pause the VAD reported: (when it was reported, when its silence began)."""
