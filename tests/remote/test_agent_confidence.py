@@ -146,7 +146,7 @@ async def test_the_live_call_screen_marks_the_unsure_words(tmp_path: Path) -> No
     from cutin_tui.call_driver import VirtualDriver
     from cutin_tui.widgets import TranscriptView
     from sessions.call.config import CallConfig
-    from sessions.call.far_ends.line_setup import RemoteSpec, build_line_call
+    from sessions.call.line_setup import RemoteSpec, build_line_call
     from sessions.call.users import ScriptedUser
     from sessions.scenarios import load_scenario
     from tests.tui.helpers import SIZE, advance, call_screen
