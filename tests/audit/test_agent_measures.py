@@ -29,21 +29,19 @@ from sessions.log.models import (
     Interruption,
     LineEvent,
     ShortPause,
-    TendencyValues,
     TurnEnd,
     UserTurn,
 )
 from tests.support.cli import run_cutin
-from tests.support.logs import write_log
+from tests.support.logs import header, tendencies, write_log
 
 
 def head(session_id: str, *, kind: str = "twilio", beta: float = 0.5) -> Header:
-    return Header(
-        session_id=session_id,
-        started_at="2026-01-01T10:00:00+00:00",
+    return header(
+        session_id,
         scenario="retail",
         agent=AgentInfo(kind=kind, name="my-bot"),
-        tendencies=TendencyValues(alpha=0.0, beta=beta, gamma=0.5),
+        tendencies=tendencies(0.0, beta, 0.5),
         seeds={"seed": 1},
     )
 
@@ -187,7 +185,7 @@ def _close(row: dict[str, Any], expected: dict[str, Any]) -> None:
 
 
 def test_the_new_events_survive_loading_with_unknown_fields(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "a.jsonl", head("a"), known_call())
+    log = write_log(tmp_path / "a.jsonl", known_call(), head("a"))
     session = read_session(log)
     ys = [e for e in session.events if isinstance(e, AgentYield)]
     assert len(ys) == 7
@@ -214,7 +212,7 @@ def test_the_new_events_survive_loading_with_unknown_fields(tmp_path: Path) -> N
 
 
 def test_one_call_has_exact_known_measures(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "a.jsonl", head("a"), known_call())
+    log = write_log(tmp_path / "a.jsonl", known_call(), head("a"))
     row = measures_of_trial(load_log(log))
     assert row is not None
     _close(row, EXPECTED)
@@ -226,7 +224,7 @@ def test_one_call_has_exact_known_measures(tmp_path: Path) -> None:
 
 
 def test_a_call_without_black_box_events_has_no_measures(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "p.jsonl", head("p", kind="openai"), plain_call())
+    log = write_log(tmp_path / "p.jsonl", plain_call(), head("p", kind="openai"))
     assert measures_of_trial(load_log(log)) is None
     assert call_of_session(read_session(log)) is None
     convs, _ = load_conversations([log])
@@ -237,7 +235,7 @@ def test_a_call_without_black_box_events_has_no_measures(tmp_path: Path) -> None
 
 def test_a_yield_event_makes_any_call_measured(tmp_path: Path) -> None:
     events = [*plain_call()[:2], yielded(0, "backchannel", 1.5, 0.2), *plain_call()[2:]]
-    log = write_log(tmp_path / "y.jsonl", head("y", kind="openai"), events)
+    log = write_log(tmp_path / "y.jsonl", events, head("y", kind="openai"))
     row = measures_of_trial(load_log(log))
     assert row is not None
     assert (row["false_yields"], row["backchannel_total"], row["yield_total"]) == (1, 1, 0)
@@ -269,9 +267,9 @@ def test_condition_pools_calls_with_bootstrap_intervals(tmp_path: Path) -> None:
         AgentTurnEnd(t=9.0, turn=1, text="y", spoken="y", talk_over_s=0.0, speech_s=0.0),
         EndEvent(t=10.0, reason="user_hangup"),
     ]
-    a = write_log(tmp_path / "a.jsonl", head("a"), known_call())
-    b = write_log(tmp_path / "b.jsonl", head("b"), other)
-    c = write_log(tmp_path / "c.jsonl", head("c", beta=0.0), known_call())
+    a = write_log(tmp_path / "a.jsonl", known_call(), head("a"))
+    b = write_log(tmp_path / "b.jsonl", other, head("b"))
+    c = write_log(tmp_path / "c.jsonl", known_call(), head("c", beta=0.0))
     convs, _ = load_conversations([a, b, c])
     report = build_report(convs, ["beta"], resamples=500, seed=3)
     rows = {r["condition"]["beta"]: r for r in report.agent_under_test}
@@ -350,10 +348,10 @@ def _agent_block(out: str) -> list[str]:
 def test_audit_cli_shows_the_agent_table_only_for_black_box_calls(
     tmp_path: Path, child_env: dict[str, str]
 ) -> None:
-    a = write_log(tmp_path / "a.jsonl", head("a"), known_call())
+    a = write_log(tmp_path / "a.jsonl", known_call(), head("a"))
     zero: list[Event] = [AgentTurnStart(t=0.5, turn=0), EndEvent(t=2.0, reason="user_hangup")]
-    z = write_log(tmp_path / "z.jsonl", head("z", beta=0.0), zero)
-    p = write_log(tmp_path / "p.jsonl", head("p", kind="openai", beta=1.0), plain_call())
+    z = write_log(tmp_path / "z.jsonl", zero, head("z", beta=0.0))
+    p = write_log(tmp_path / "p.jsonl", plain_call(), head("p", kind="openai", beta=1.0))
     proc = run_cutin("audit", str(a), str(z), str(p), "--by", "beta", env=child_env)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -384,8 +382,8 @@ def test_audit_cli_shows_the_agent_table_only_for_black_box_calls(
 def test_report_shows_per_call_measures(
     tmp_path: Path, child_env: dict[str, str], fmt: str
 ) -> None:
-    a = write_log(tmp_path / "a.jsonl", head("a"), known_call())
-    p = write_log(tmp_path / "p.jsonl", head("p", kind="openai"), plain_call())
+    a = write_log(tmp_path / "a.jsonl", known_call(), head("a"))
+    p = write_log(tmp_path / "p.jsonl", plain_call(), head("p", kind="openai"))
     proc = run_cutin("report", str(a), str(p), "--format", fmt, env=child_env)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -406,7 +404,7 @@ def test_report_shows_per_call_measures(
 def test_report_escapes_text_from_the_file(tmp_path: Path, child_env: dict[str, str]) -> None:
     h = head("<b>x|y</b>")
     h.agent = AgentInfo(kind="realtime", name="<script>|bot", model="m*|<i>")
-    log = write_log(tmp_path / "e.jsonl", h, known_call())
+    log = write_log(tmp_path / "e.jsonl", known_call(), h)
     html = run_cutin("report", str(log), "--format", "html", env=child_env).stdout
     assert "<script>" not in html and "&lt;script&gt;" in html
     md = run_cutin("report", str(log), "--format", "md", env=child_env).stdout
@@ -414,7 +412,7 @@ def test_report_escapes_text_from_the_file(tmp_path: Path, child_env: dict[str, 
 
 
 def test_measures_are_finite_numbers_or_none(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "a.jsonl", head("a"), known_call())
+    log = write_log(tmp_path / "a.jsonl", known_call(), head("a"))
     row = measures_of_trial(load_log(log))
     assert row is not None
     for key, value in row.items():
@@ -427,7 +425,7 @@ def test_audit_table_prints_header_text_literally(
 ) -> None:
     h = head("m")
     h.scenario = "[bold]retail[/bold]"
-    log = write_log(tmp_path / "m.jsonl", h, known_call())
+    log = write_log(tmp_path / "m.jsonl", known_call(), h)
     proc = run_cutin("audit", str(log), "--by", "scenario", env=child_env)
     assert proc.returncode == 0, proc.stderr
     block = _agent_block(proc.stdout)

@@ -121,8 +121,8 @@ def test_texts_mode_prints_tables(tmp_path: Path, child_env: dict[str, str]) -> 
 
 def test_session_logs_folder(tmp_path: Path, child_env: dict[str, str]) -> None:
     folder = tmp_path / "logs"
-    write_log(folder / "one.jsonl", header("one"), crafted_events())
-    write_log(folder / "two.jsonl", header("two", beta=0.0), crafted_events())
+    write_log(folder / "one.jsonl", crafted_events(), header("one"))
+    write_log(folder / "two.jsonl", crafted_events(), header("two", beta=0.0))
     data = audit_json(str(folder), "--by", "beta", "--resamples", "100", env=child_env)
     assert set(data) == {
         "disfluency",

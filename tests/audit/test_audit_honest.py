@@ -129,7 +129,7 @@ def test_an_older_log_without_the_field_is_split_by_log_order(
         if isinstance(e, Opportunity | Interruption | Backchannel):
             e.tendencies = None
             e.autos = None
-    old = write_log(tmp_path / "old" / "old.jsonl", new.header, new.events)
+    old = write_log(tmp_path / "old" / "old.jsonl", new.events, new.header)
     assert '"tendencies"' not in old.read_text(encoding="utf-8").split("\n", 2)[2].replace(
         '"type":"dials","tendencies"', ""
     )
@@ -149,7 +149,7 @@ def test_a_folder_mixing_agents_never_pairs_them(
     head = black_box_header()
     head.tendencies = TendencyValues(alpha=0.0, beta=1.0, gamma=0.0)
     head.batch = {"batch": "mixed", "run": 1, "seed": 0, "user": "scripted"}
-    write_log(folder / "remote01.jsonl", head, black_box_events())
+    write_log(folder / "remote01.jsonl", black_box_events(), head)
     data = audit_json(str(folder), "--by", "beta", capsys=capsys)
     assert not [r for r in data["tests"] if r["test"] in ("wilcoxon", "kendall_tau_b")]
     (row,) = [r for r in data["tests"] if r["metric"] == "interruptions"]
@@ -179,7 +179,7 @@ def test_a_condition_pooling_agents_is_noted(
     assert main([*argv, "--runs", "1", "--out", str(folder)]) == 0
     head = black_box_header()
     head.tendencies = TendencyValues(alpha=0.0, beta=1.0, gamma=0.0)
-    write_log(folder / "remote01.jsonl", head, black_box_events())
+    write_log(folder / "remote01.jsonl", black_box_events(), head)
     text = flat(audit(str(folder), "--by", "beta", capsys=capsys))
     assert "note: condition β 1 pools calls to 2 agents" in text
     assert "--by agent_kind,agent splits them" in text
@@ -283,5 +283,5 @@ def test_an_llm_callers_lines_are_its_own_source(tmp_path: Path) -> None:
     # A batch run with --user llm logged its caller's lines as "scenario" lines.
     assert session.header.batch is not None
     head = session.header.model_copy(update={"batch": {**session.header.batch, "user": "llm"}})
-    llm = write_log(tmp_path / "llm.jsonl", head, session.events)
+    llm = write_log(tmp_path / "llm.jsonl", session.events, head)
     assert set(from_session(read_session(llm)).turn_sources) == {"simulator"}

@@ -21,8 +21,8 @@ def _tokens(text: str) -> set[str]:
 def inputs(tmp_path: Path) -> list[list[str]]:
     corpus = long_corpus(tmp_path / "turns.txt", conversations=20)
     folder = tmp_path / "logs"
-    write_log(folder / "one.jsonl", header("one"), crafted_events())
-    write_log(folder / "two.jsonl", header("two", beta=0.0), crafted_events())
+    write_log(folder / "one.jsonl", crafted_events(), header("one"))
+    write_log(folder / "two.jsonl", crafted_events(), header("two", beta=0.0))
     return [
         ["--texts", str(corpus), "--resamples", "100"],
         [str(folder), "--by", "beta,policy", "--resamples", "100"],

@@ -17,13 +17,12 @@ from sessions.log.models import (
     AgentTurnStart,
     AgentWords,
     Event,
-    Header,
     Opportunity,
     ShortPause,
     TurnEnd,
     WordTiming,
 )
-from tests.support.logs import write_log
+from tests.support.logs import header, write_log
 
 
 def words(turn: int, first: int, spans: list[tuple[float, float]]) -> AgentWords:
@@ -49,8 +48,8 @@ def test_the_negative_control_stops_at_the_first_action(tmp_path: Path) -> None:
         Opportunity(t=7.2, index=0, pause_index=3, turn=1, decision="INTERRUPT", executed=True),
         ShortPause(t=8.6, index=4, silence_start=8.4, turn=1),  # after the action: not counted
     ]
-    head = Header(session_id="x", started_at="2026-01-01T10:00:00+00:00", scenario="s")
-    conv = from_session(read_session(write_log(tmp_path / "x.jsonl", head, events)))
+    head = header("x", scenario="s", tendencies=None)
+    conv = from_session(read_session(write_log(tmp_path / "x.jsonl", events, head)))
     assert conv.pause_events == 5
     # Each window ends on a counted silence: turn 0's own end, turn 1's acted-at pause.
     assert conv.pre_action_pauses == 2 + 2
@@ -73,8 +72,8 @@ def test_the_opening_control_is_every_turns_first_six_words(tmp_path: Path) -> N
         words(1, 0, [(10.0, 10.4), (10.6, 11.0)]),  # a short turn: all of it
         ShortPause(t=11.2, index=3, silence_start=11.0, turn=1),
     ]
-    head = Header(session_id="x", started_at="2026-01-01T10:00:00+00:00", scenario="s")
-    conv = from_session(read_session(write_log(tmp_path / "x.jsonl", head, events)))
+    head = header("x", scenario="s", tendencies=None)
+    conv = from_session(read_session(write_log(tmp_path / "x.jsonl", events, head)))
     assert conv.opening_pauses == 2 + 1
     assert conv.opening_speech_s == pytest.approx(6 * 0.5 + 0.8)
     assert conv.pauses_per_minute_opening == pytest.approx(60 * 3 / 3.8)

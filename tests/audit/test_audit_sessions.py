@@ -25,12 +25,12 @@ from sessions.log.models import (
     Interruption,
     Opportunity,
     ShortPause,
-    TendencyValues,
     TurnEnd,
     UserTurn,
 )
 from sessions.log.realized import RealizedCounter, realized
-from tests.support.logs import write_log
+from tests.support.logs import header as log_header
+from tests.support.logs import tendencies, write_log
 
 
 def header(
@@ -41,12 +41,12 @@ def header(
     beta: float = 0.5,
     gamma: float = 0.5,
 ) -> Header:
-    return Header(
-        session_id=session_id,
-        started_at="2026-01-01T10:00:00+00:00",
+    """An OpenAI agent's call under the rules policy with a tau-voice shadow."""
+    return log_header(
+        session_id,
         scenario=scenario,
         agent=AgentInfo(kind="openai", model="test-model"),
-        tendencies=TendencyValues(alpha=alpha, beta=beta, gamma=gamma),
+        tendencies=tendencies(alpha, beta, gamma),
         policy="rules",
         shadow="tau-voice",
     )
@@ -126,7 +126,7 @@ def crafted_events() -> list[Event]:
 
 @pytest.fixture
 def crafted(tmp_path: Path) -> Path:
-    return write_log(tmp_path / "one.jsonl", header("one"), crafted_events())
+    return write_log(tmp_path / "one.jsonl", crafted_events(), header("one"))
 
 
 def test_counts_from_a_crafted_log(crafted: Path) -> None:
@@ -219,7 +219,7 @@ def batch(tmp_path: Path, counts: dict[tuple[float, str], int]) -> Path:
                 opp(10.0 * k + 1, k, k, k, "INTERRUPT" if k < n else "NOTHING", executed=k < n)
             )
         head = header(f"{scenario}-{beta}", scenario=scenario, alpha=0.0, beta=beta, gamma=0.0)
-        write_log(folder / f"{scenario}_b{beta}.jsonl", head, events)
+        write_log(folder / f"{scenario}_b{beta}.jsonl", events, head)
     return folder
 
 
@@ -255,7 +255,7 @@ def test_two_sessions_with_one_key_are_left_out_not_summed(tmp_path: Path) -> No
         opp(1.0, 0, 0, 0, "INTERRUPT", executed=True),
     ]
     head = header("a-run2", scenario="a", alpha=0.0, beta=0.5, gamma=0.0)
-    write_log(folder / "a_b0.5_run2.jsonl", head, extra)
+    write_log(folder / "a_b0.5_run2.jsonl", extra, head)
     convs, _ = load_conversations([folder])
     report = build_report(convs, ["beta"], resamples=50)
     (row,) = [r for r in report.tests if r["metric"] == "interruptions"]

@@ -979,12 +979,11 @@ SIMULATE = ("simulate", "--beta", "0", "--runs", "1", "--seed", "3", "--out")
 
 
 def _plain_log(path: Path) -> None:
-    from sessions.log import EndEvent, Header, SessionWriter
+    from sessions.log import EndEvent
+    from tests.support.logs import header, write_log
 
-    with SessionWriter(
-        path, Header(session_id="plain", started_at="2026-01-01T00:00:00+00:00")
-    ) as w:
-        w.write(EndEvent(t=1.0))
+    head = header("plain", started_at="2026-01-01T00:00:00+00:00", scenario=None, tendencies=None)
+    write_log(path, [EndEvent(t=1.0)], head)
 
 
 POSITIONS = "(read positions)"

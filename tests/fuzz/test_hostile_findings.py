@@ -16,7 +16,7 @@ import pytest
 from cutin_tui.cli import main
 from replay.errors import LoadError
 from replay.load import load_path, recent_sessions
-from sessions.log import EndEvent, Header, LogError, SessionWriter, read_session
+from sessions.log import EndEvent, LogError, read_session
 from sessions.log.models import parse_event
 from sessions.safe_files import inert_json, shown_name
 from sessions.scenarios import ScenarioError, load_scenario
@@ -24,6 +24,7 @@ from sessions.scenarios.model import MAX_WORDS
 from sessions.scenarios.profile import load_profile, parse_profile
 from sessions.scenarios.store import parse_scenario
 from tests.fuzz import hostile
+from tests.support.logs import header, write_log
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """What a terminal acts on (newline and tab aside)."""
@@ -37,10 +38,14 @@ def _own_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _log(path: Path, session_id: str = "call-1", policy: str = "rules") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    header = Header(session_id=session_id, started_at="2026-01-01T00:00:00+00:00", policy=policy)
-    with SessionWriter(path, header) as w:
-        w.write(EndEvent(t=1.0))
-    return path
+    head = header(
+        session_id,
+        started_at="2026-01-01T00:00:00+00:00",
+        policy=policy,
+        scenario=None,
+        tendencies=None,
+    )
+    return write_log(path, [EndEvent(t=1.0)], head)
 
 
 def _cutin(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from cutin_tui.cli import main
-from sessions.log import EndEvent, Header, SessionWriter
+from sessions.log import EndEvent
 from sessions.safe_files import FileError, binary_kind, read_text, shown_name, terminal_line
+from tests.support.logs import header, write_log
 
 
 @pytest.fixture(autouse=True)
@@ -145,10 +146,14 @@ def test_shown_name_writes_every_line_break_as_a_visible_escape() -> None:
 
 
 def _log(path: Path) -> Path:
-    header = Header(session_id="call-1", started_at="2026-01-01T00:00:00+00:00", policy="rules")
-    with SessionWriter(path, header) as w:
-        w.write(EndEvent(t=1.0))
-    return path
+    head = header(
+        "call-1",
+        started_at="2026-01-01T00:00:00+00:00",
+        policy="rules",
+        scenario=None,
+        tendencies=None,
+    )
+    return write_log(path, [EndEvent(t=1.0)], head)
 
 
 @pytest.mark.parametrize("command", ["replay", "report", "audit", "judge"])

@@ -1,11 +1,12 @@
-"""Hand-written cutin session logs for the positions tests (the log format is a contract)."""
+"""Crafted cutin session logs for the positions tests (the log format is a contract),
+written with tests/support/logs.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sessions.log.models import AgentTurnEnd, AgentTurnStart, EndEvent, Header, UserTurn, Verdict
-from sessions.log.writer import dump_line
+from sessions.log.models import AgentTurnEnd, AgentTurnStart, EndEvent, Event, UserTurn, Verdict
+from tests.support.logs import header, write_log
 
 # (speaker, text, extra): agent extra = spoken part if cut; user extra = source
 Script = list[tuple[str, str, str | None]]
@@ -29,39 +30,32 @@ AIRLINE: Script = [
 def write_call(
     path: Path, script: Script, *, scenario: str = "airline-rebooking", failed: bool = False
 ) -> Path:
-    session = path.stem
-    lines = [
-        dump_line(Header(session_id=session, started_at="2026-01-01T00:00:00Z", scenario=scenario))
-    ]
+    head = header(path.stem, started_at="2026-01-01T00:00:00Z", scenario=scenario, tendencies=None)
+    events: list[Event] = []
     t, agent_n, user_n = 0.0, 0, 0
     for speaker, text, extra in script:
         if speaker == "agent":
             spoken = extra if extra is not None else text
-            lines.append(dump_line(AgentTurnStart(t=t, turn=agent_n, text=text)))
+            events.append(AgentTurnStart(t=t, turn=agent_n, text=text))
             t += 2.0
-            lines.append(
-                dump_line(
-                    AgentTurnEnd(
-                        t=t,
-                        turn=agent_n,
-                        text=text,
-                        spoken=spoken,
-                        unspoken=text[len(spoken) :].strip(),
-                        interrupted=extra is not None,
-                        cut_t=t if extra is not None else None,
-                    )
+            events.append(
+                AgentTurnEnd(
+                    t=t,
+                    turn=agent_n,
+                    text=text,
+                    spoken=spoken,
+                    unspoken=text[len(spoken) :].strip(),
+                    interrupted=extra is not None,
+                    cut_t=t if extra is not None else None,
                 )
             )
             agent_n += 1
         else:
             source = extra or "simulator"
-            lines.append(
-                dump_line(UserTurn(t=t, turn=user_n, source=source, original=text, rendered=text))
-            )
+            events.append(UserTurn(t=t, turn=user_n, source=source, original=text, rendered=text))
             user_n += 1
         t += 0.5
     if failed:
-        lines.append(dump_line(Verdict(t=t, judge="rules", label="fail", name="goal")))
-    lines.append(dump_line(EndEvent(t=t)))
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
+        events.append(Verdict(t=t, judge="rules", label="fail", name="goal"))
+    events.append(EndEvent(t=t))
+    return write_log(path, events, head)

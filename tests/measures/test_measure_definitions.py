@@ -21,19 +21,17 @@ from sessions.log.models import (
     Event,
     Header,
     LineEvent,
-    TendencyValues,
     UserTurn,
 )
-from tests.support.logs import write_log
+from tests.support.logs import header, tendencies, write_log
 
 
 def head() -> Header:
-    return Header(
-        session_id="k",
-        started_at="2026-01-01T10:00:00+00:00",
+    return header(
+        "k",
         scenario="retail",
         agent=AgentInfo(kind="twilio", name="bot"),
-        tendencies=TendencyValues(alpha=0.0, beta=0.5, gamma=0.5),
+        tendencies=tendencies(0.0, 0.5, 0.5),
         seeds={"seed": 1},
     )
 
@@ -104,7 +102,7 @@ def events() -> list[Event]:
 
 
 def test_the_new_measures_from_a_known_log(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "k.jsonl", head(), events())
+    log = write_log(tmp_path / "k.jsonl", events(), head())
     call = call_of_session(read_session(log))
     assert call is not None
     row = call_row(call)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from sessions.log.writer import dump_line
-from tests.replay.craft import header
+from tests.support.logs import header
 
 _TEXT = (
     "I have your order open and I can see the address we have on file which is the Elm Street one"
@@ -60,7 +60,7 @@ def write_big_log(path: Path, megabytes: float) -> tuple[int, int]:
     target = int(megabytes * 1_000_000)
     size = events = 0
     with path.open("w", encoding="utf-8") as out:
-        head = dump_line(header("big", "retail-order-change")).rstrip("\n")
+        head = dump_line(header("big", scenario="retail-order-change")).rstrip("\n")
         out.write(head + "\n")
         size += len(head) + 1
         n, t = 0, 0.0

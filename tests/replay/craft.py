@@ -1,8 +1,10 @@
-"""Crafted cutin session logs for replay tests, written with the real SessionWriter."""
+"""Crafted cutin session logs for replay tests, written with the real SessionWriter
+(:func:`header` and :func:`write_log` are tests/support/logs.py's, here for the tests
+that import them with the turns)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from sessions.log.models import (
@@ -12,30 +14,20 @@ from sessions.log.models import (
     Backchannel,
     EndEvent,
     Event,
-    Header,
     InsertionRecord,
     Interruption,
     Opportunity,
     ShortPause,
-    TendencyValues,
     UserTurn,
     WordTiming,
 )
-from tests.support.logs import write_log as write_session
+from tests.support.logs import header as header
+from tests.support.logs import write_log as write_log
 
 WORD_S = 0.4
 """Seconds per word in crafted agent turns (0.35 s of speech, 0.05 s gap)."""
 
 TAU2_NAMES = ("text_airline_results.json", "voice_full_duplex")
-
-
-def header(session_id: str = "crafted01", scenario: str | None = "crafted") -> Header:
-    return Header(
-        session_id=session_id,
-        started_at="2026-01-01T10:00:00+00:00",
-        scenario=scenario,
-        tendencies=TendencyValues(alpha=0.5, beta=0.7, gamma=0.3),
-    )
 
 
 def agent_turn(
@@ -125,11 +117,6 @@ def backchannel(n: int, t: float, token: str = "mm-hmm") -> list[Event]:
         Opportunity(t=t, index=0, pause_index=0, turn=n, decision="BACKCHANNEL", executed=True),
         Backchannel(t=t, turn=n, trigger="auto", token=token, words_heard=8),
     ]
-
-
-def write_log(path: Path, events: Iterable[Event], head: Header | None = None) -> Path:
-    """``events`` as a log at ``path``, under :func:`header` named for the file by default."""
-    return write_session(path, head or header(path.stem), events)
 
 
 A0 = "Thanks for calling Riverside Outfitters. How can I help you today?"

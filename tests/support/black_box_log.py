@@ -28,10 +28,9 @@ from sessions.log.models import (
     AgentYield,
     LineEvent,
     SpeechInfo,
-    TendencyValues,
     TurnEnd,
 )
-from tests.support.logs import write_log
+from tests.support.logs import header, tendencies, write_log
 
 TURN0 = "I have your order open here and I can see the address we have on file with the"
 TURN1 = "The parcel left our warehouse on Monday morning and the courier expects"
@@ -183,16 +182,16 @@ def black_box_events() -> list[Event]:
 
 
 def black_box_header() -> Header:
-    return Header(
-        session_id="remote01",
+    return header(
+        "remote01",
         started_at="2026-12-03T10:00:00+00:00",
         cutin_version="test",
         agent=AgentInfo(kind="twilio", name="Acme", base_url="ws://127.0.0.1:8765/"),
         scenario="retail-order-change",
         speech=SpeechInfo(tts="espeak", input="type", stt="tiny.en (offline)", vad="onnx"),
-        tendencies=TendencyValues(alpha=0.0, beta=1.0, gamma=1.0),
+        tendencies=tendencies(0.0, 1.0, 1.0),
     )
 
 
 def write_black_box_log(folder: Path) -> Path:
-    return write_log(folder / "remote01.jsonl", black_box_header(), black_box_events())
+    return write_log(folder / "remote01.jsonl", black_box_events(), black_box_header())

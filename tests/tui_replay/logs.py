@@ -29,10 +29,9 @@ from sessions.log import (
     UserTurn,
     WordTiming,
 )
-from sessions.log.models import TendencyValues
 from sessions.log.models import Verdict as LogVerdict
 from sessions.log.writer import append_events
-from tests.support.logs import write_log
+from tests.support.logs import header, tendencies, write_log
 
 WORD_S = 0.36
 AGENT = (
@@ -176,12 +175,12 @@ def demo_events() -> list[Event]:
 
 
 def demo_header() -> Header:
-    return Header(
-        session_id="demo01",
+    return header(
+        "demo01",
         started_at="2025-03-04T10:00:00+00:00",
         cutin_version="test",
         scenario="retail-address-change",
-        tendencies=TendencyValues(alpha=1.0, beta=0.7, gamma=0.5),
+        tendencies=tendencies(1.0, 0.7, 0.5),
     )
 
 
@@ -221,7 +220,7 @@ def llm_verdicts() -> list[LogVerdict]:
 
 def write_demo_log(folder: Path, name: str = "demo-call.jsonl") -> Path:
     """Write the demo call to ``folder/name`` with rule and LLM verdicts appended."""
-    path = write_log(folder / name, demo_header(), demo_events())
+    path = write_log(folder / name, demo_events(), demo_header())
     trial = load_log(path)
     rules = [log_verdict(v, trial) for v in judge_trial(trial)]
     append_events(path, [*rules, *llm_verdicts()])
@@ -230,13 +229,14 @@ def write_demo_log(folder: Path, name: str = "demo-call.jsonl") -> Path:
 
 def write_plain_log(folder: Path, name: str, session_id: str, *, cut: bool = False) -> Path:
     """A two-turn call without verdicts (for listing folders)."""
-    path = folder / name
-    header = Header(session_id=session_id, started_at="2025-03-04T11:00:00+00:00", scenario="short")
+    head = header(
+        session_id, started_at="2025-03-04T11:00:00+00:00", scenario="short", tendencies=None
+    )
     call = _Call()
     end = call.agent(0, 0.0, cut_word=6 if cut else None)
     end = call.user(0, end + 0.5, alpha=0.0)
     call.events.append(EndEvent(t=end + 0.5))
-    return write_log(path, header, call.events)
+    return write_log(folder / name, call.events, head)
 
 
 def write_long_log(path: Path, *, minutes: float) -> Path:
@@ -251,5 +251,5 @@ def write_long_log(path: Path, *, minutes: float) -> Path:
         t = call.user(turn, t, text=USER[turn % len(USER)], alpha=0.6) + 0.6
         turn += 1
     call.events.append(EndEvent(t=t))
-    header = Header(session_id="long", started_at="2025-03-04T12:00:00+00:00", scenario="long")
-    return write_log(path, header, call.events)
+    head = header("long", started_at="2025-03-04T12:00:00+00:00", scenario="long", tendencies=None)
+    return write_log(path, call.events, head)

@@ -10,17 +10,16 @@ from pathlib import Path
 from bench.bench_replay import synthetic_call
 from cutin_tui.screens.replay import ReplayApp, ReplayScreen
 from replay.load import PREVIEW_BYTES, PREVIEW_LINES, load_log, load_log_preview
-from sessions.log import Header, read_session
-from sessions.log.writer import dump_line
+from sessions.log import read_session
+from tests.support.logs import header, write_log
 
 SIZE = (120, 40)
 
 
 def long_log(folder: Path) -> Path:
     events, _words = synthetic_call(random.Random(7))
-    header = Header(session_id="long", started_at="2026-01-01T00:00:00+00:00")
-    path = folder / "long.jsonl"
-    path.write_text(dump_line(header) + "".join(dump_line(e) for e in events), encoding="utf-8")
+    head = header("long", started_at="2026-01-01T00:00:00+00:00", scenario=None, tendencies=None)
+    path = write_log(folder / "long.jsonl", events, head)
     assert path.stat().st_size > PREVIEW_BYTES
     return path
 

@@ -40,12 +40,14 @@ from sessions.log import (
     read_session,
 )
 from sessions.log.writer import append_events, dump_line
-from tests.support.logs import write_log as write_session
+from tests.support.logs import header as log_header
+from tests.support.logs import write_log
 
 
 def header(**changes: object) -> Header:
-    base = Header(
-        session_id="abc123def456",
+    """A header with every field set."""
+    base = log_header(
+        "abc123def456",
         started_at="2025-01-02T03:04:05+00:00",
         cutin_version="0.1.0",
         agent=AgentInfo(kind="openai", name="support", model="test-model", base_url=None),
@@ -126,10 +128,6 @@ def every_event() -> list[Event]:
     ]
 
 
-def write_log(path: Path, events: list[Event], head: Header | None = None) -> Path:
-    return write_session(path, head or header(), events)
-
-
 # --- round trip --------------------------------------------------------------------------
 
 
@@ -137,7 +135,7 @@ def test_every_event_type_round_trips(tmp_path: Path) -> None:
     events = every_event()
     known = {type(e) for e in events}
     assert len(known) == 14  # 13 known types and UnknownEvent
-    session = read_session(write_log(tmp_path / "call.jsonl", events), keep_unknown=True)
+    session = read_session(write_log(tmp_path / "call.jsonl", events, header()), keep_unknown=True)
     assert session.header == header()
     assert session.warnings == []
     assert len(session.events) == len(events)

@@ -144,12 +144,13 @@ def test_clean_strings_walks_everything_but_the_kept_top_field() -> None:
 
 
 def test_many_bad_log_lines_are_counted_in_one_warning(tmp_path: Path) -> None:
-    from sessions.log import EndEvent, Header, SessionWriter
+    from sessions.log import EndEvent
     from sessions.log.reader import read_session
+    from tests.support.logs import header, write_log
 
     path = tmp_path / "call.jsonl"
-    with SessionWriter(path, Header(session_id="x", started_at="2026-01-01T00:00:00Z")) as w:
-        w.write(EndEvent(t=1.0))
+    head = header("x", started_at="2026-01-01T00:00:00Z", scenario=None, tendencies=None)
+    write_log(path, [EndEvent(t=1.0)], head)
     with path.open("a", encoding="utf-8") as fh:
         fh.write("garbage\n" * 50 + '{"type": "end", "t": 2.0}\n')
     session = read_session(path, skip_bad=True)
