@@ -62,7 +62,7 @@ def heard_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("confidence")
     agent = SimAgent(turns=[long_answer(3), long_answer(6)], yields=False)
     call = run_sim_call(tmp, agent, beta=0.0, gamma=0.0, seconds=40.0)
-    return write_log(tmp / "heard.jsonl", black_box_header(), call.events)
+    return write_log(tmp / "heard.jsonl", call.events, black_box_header())
 
 
 def _words(log: Path) -> list[tuple[str, float | None]]:
