@@ -4,7 +4,7 @@ here on loopback (`ray start`), shared by the tests of this module (starting one
 
 - the folder a Ray run leaves equals a `--jobs` run of the same plan: the same files,
   the same headers and events but for the wall-clock fields; both nodes ran calls; a
-  rerun skips them all;
+  rerun after one log is deleted runs that call alone and skips the others;
 - a node without room for one call is one line;
 - several agents (a port range, one call each) each take their own calls;
 - line calls (real time, to the known agent) run on both nodes with their audio; the
@@ -90,9 +90,16 @@ def test_a_ray_run_files_what_a_jobs_run_files(cluster: RayCluster, tmp_path: Pa
         assert _comparable(on_ray / name) == _comparable(local / name), name
         assert tally(read_session(on_ray / name).events).complete
 
+    # Resume, as every executor resumes: one call's log deleted, the rerun runs it alone,
+    # skips the three others untouched, and files it as the --jobs run did.
+    kept = {name: (on_ray / name).read_bytes() for name in names[1:]}
+    (on_ray / names[0]).unlink()
     again = _cutin(cluster, *VIRTUAL_PLAN, "--out", str(on_ray), "--ray", cluster.address, "--json")
     assert again.returncode == 0, again.stderr
-    assert (_summary(again.stdout)["ran"], _summary(again.stdout)["skipped"]) == (0, 4)
+    assert (_summary(again.stdout)["ran"], _summary(again.stdout)["skipped"]) == (1, 3)
+    assert sorted(p.name for p in on_ray.iterdir()) == names
+    assert all((on_ray / name).read_bytes() == body for name, body in kept.items())
+    assert _comparable(on_ray / names[0]) == _comparable(local / names[0])
 
 
 def test_a_cluster_with_no_room_for_one_call_is_one_line(
