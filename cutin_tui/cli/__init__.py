@@ -21,6 +21,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("overlaps", "cutin_tui.cli.overlaps_cmd", "gallery of overlap and disfluency types; handout"),
     ("simulate", "cutin_tui.cli.simulate_cmd", "headless batches: scenarios × conditions × runs"),
     ("audit", "cutin_tui.cli.audit_cmd", "realized disfluency and turn-taking rates, with tests"),
+    ("check", "cutin_tui.cli.check_cmd", "check a run against expectations: exit 0/1 for CI"),
     ("judge", "cutin_tui.cli.judge_cmd", "judge logged calls (rules or LLM) and record verdicts"),
     ("report", "cutin_tui.cli.report_cmd", "render calls turn by turn as Markdown, HTML or JSON"),
     ("inject", "cutin_tui.cli.inject_cmd", "add rule-based disfluencies to text"),

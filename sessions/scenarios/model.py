@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -17,6 +17,9 @@ from pydantic import (
 )
 
 from sessions.safe_files import FileError
+
+if TYPE_CHECKING:
+    from sessions.scenarios.expect import Expectations
 
 # Size limits. A scripted call plans and times every word it speaks, and the cost grows
 # faster than the length of a turn (a 6,000-word turn takes about 20 s, a 30,000-word
@@ -239,5 +242,21 @@ class Scenario(_Strict):
     agent: AgentScript
     user: UserScript
     success: SuccessCriteria = Field(default_factory=SuccessCriteria)
+    expect: dict[str, Any] = Field(default_factory=dict)
+    """What ``cutin check`` gates on (:mod:`sessions.scenarios.expect`, docs/ci.md)."""
     source: str = Field(default="", exclude=True)
     """Where it was loaded from (not part of the file)."""
+
+    @field_validator("expect")
+    @classmethod
+    def _expectations(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from sessions.scenarios.expect import parse_expect
+
+        parse_expect(v)  # ExpectError is a ValueError: pydantic names the field
+        return v
+
+    @property
+    def expectations(self) -> Expectations:
+        from sessions.scenarios.expect import parse_expect
+
+        return parse_expect(self.expect)
