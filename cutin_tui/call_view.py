@@ -16,6 +16,7 @@ from cutin_tui.line_view import LineView
 from cutin_tui.live_counts import LiveCounts
 from replay.audit.counter import count
 from replay.report.black_box import short_outcome, yield_phrase
+from sessions.log.fold import CallLog
 from sessions.log.models import (
     AgentTurnEnd,
     AgentTurnStart,
@@ -190,7 +191,9 @@ class CallView:
 
     entries: list[Entry] = field(default_factory=list)
     timeline: TimelineData = field(default_factory=TimelineData)
-    counts: LiveCounts = field(default_factory=LiveCounts)
+    log: CallLog = field(default_factory=CallLog)
+    """The call so far, folded (:mod:`sessions.log.fold`): its realized count is the panel's."""
+    counts: LiveCounts = field(init=False)
     decision: DecisionView | None = None
     agent_speaking: bool = False
     agent_turn: int | None = None
@@ -248,9 +251,12 @@ class CallView:
         self._touch(index)
         return entry
 
+    def __post_init__(self) -> None:
+        self.counts = LiveCounts(self.log.realized)
+
     def _apply(self, event: Event) -> None:
-        self.last_t = max(self.last_t, event.t)
-        self.counts.add(event)
+        self.log.add(event)  # the fold: turns, call events, the realized count
+        self.last_t = self.log.last_t
         handler = _ON_EVENT.get(type(event))
         if handler is not None:
             handler(self, event)
