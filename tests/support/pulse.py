@@ -24,6 +24,7 @@ import contextlib
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.support.process import ChildProcess
 
 INSTALL_HINT = "apt-get install pulseaudio pulseaudio-utils libportaudio2 libasound2-plugins"
 SINK = "vsink"
@@ -60,14 +63,14 @@ class PulseUnavailable(RuntimeError):
 @dataclass
 class PulseServer:
     root: Path
-    process: subprocess.Popen[bytes]
+    child: ChildProcess
     env: dict[str, str]
     """Variables a client needs (set them in os.environ before PortAudio starts)."""
     log: Path
     _saved: dict[str, str | None] = field(default_factory=dict)
 
     def running(self) -> bool:
-        return self.process.poll() is None
+        return self.child.running()
 
     def pactl(self, *args: str) -> str:
         out = subprocess.run(
@@ -80,14 +83,8 @@ class PulseServer:
         return out.stdout
 
     def stop(self) -> None:
-        """Stop the server this object started (by its own process handle)."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        """Stop the server this object started (SIGTERM, then SIGKILL; reaped)."""
+        self.child.close()
 
 
 def _alsa_routes_default_to_pulse() -> bool:
@@ -125,7 +122,7 @@ def start_pulse(root: Path, *, timeout_s: float = 10.0) -> PulseServer:
         env["HOME"] = str(root)
     log = root / "pulse.log"
     server_env = {**os.environ, **env, "HOME": str(root)}
-    process = subprocess.Popen(
+    child = ChildProcess(
         [
             "pulseaudio",
             "-n",
@@ -137,22 +134,26 @@ def start_pulse(root: Path, *, timeout_s: float = 10.0) -> PulseServer:
             "--disallow-exit",
             f"--log-target=file:{log}",
         ],
+        name="PulseAudio",
         env=server_env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        cwd=root,
+        stderr="stdout",
+        stop_signal=signal.SIGTERM,
+        stop_grace_s=5.0,
     )
-    server = PulseServer(root, process, env, log)
+    server = PulseServer(root, child, env, log)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
-        probe = subprocess.run(
-            ["pactl", "info"], env={**os.environ, **env}, capture_output=True, timeout=10
-        )
-        if probe.returncode == 0:
-            return server
-        time.sleep(0.1)
+    try:
+        while time.monotonic() < deadline and child.running():
+            probe = subprocess.run(
+                ["pactl", "info"], env={**os.environ, **env}, capture_output=True, timeout=10
+            )
+            if probe.returncode == 0:
+                return server
+            time.sleep(0.1)
+    except BaseException:
+        server.stop()
+        raise
     server.stop()
     tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
     raise PulseUnavailable(f"PulseAudio did not start: {' | '.join(tail) or 'no log'}")

@@ -1,6 +1,7 @@
 """A real two-node Ray cluster on this machine for tests: `ray start --head` and
-`ray start --address` as subprocesses, each in its own session so a node can be killed
-alone, and everything they started ended by process id on the way out.
+`ray start --address`, each a :class:`~tests.support.process.ChildProcess` in its own
+session so a node can be killed alone, and everything they started ended by process id on
+the way out.
 
     with ray_cluster(head_cpus=1, worker_cpus=1) as cluster:
         cluster.address          # HOST:PORT of the head, for --ray
@@ -14,16 +15,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.support.process import ChildProcess
 
 START_TIMEOUT_S = 180.0
 """`ray start` takes ~10 s on an idle 2-core machine; a loaded one, much longer."""
@@ -31,6 +33,7 @@ WORKER_IP = "127.0.0.2"
 """The worker node's own loopback address, so it is told apart from the head (and the
 driver, on the head's machine, never attaches to it)."""
 OBJECT_STORE_BYTES = 200_000_000
+READY = re.compile(r"Ray runtime started")
 
 
 def _ray_bin() -> str:
@@ -59,21 +62,21 @@ def _children(pid: int) -> list[int]:
 
 @dataclass
 class Node:
-    process: subprocess.Popen[bytes]
-    log: Path
+    child: ChildProcess
+    """``ray start --block``: its output (stderr in it) read as it comes."""
     pids: set[int] = field(default_factory=set)
 
     def remember(self) -> None:
         """Note its processes now, while they are still its children."""
-        self.pids |= {self.process.pid, *_children(self.process.pid)}
+        self.pids |= {self.child.pid, *_children(self.child.pid)}
 
     def kill(self) -> None:
+        """SIGKILL to every process it started (then ``ray start`` reaped)."""
         self.remember()
         for pid in sorted(self.pids):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=30)
+        self.child.close()
 
 
 @dataclass
@@ -89,23 +92,16 @@ class RayCluster:
         self.worker.kill()
 
 
-def _start(argv: list[str], log: Path, env: dict[str, str], ready: str) -> Node:
-    out = log.open("wb")
-    process = subprocess.Popen(
-        argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-    )
-    node = Node(process, log)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        text = log.read_text(errors="replace")
-        if ready in text:
-            node.remember()
-            return node
-        if process.poll() is not None:
-            break
-        time.sleep(0.5)
-    node.kill()
-    raise RuntimeError(f"{' '.join(argv[:3])} did not start:\n{log.read_text(errors='replace')}")
+def _start(argv: list[str], env: dict[str, str]) -> Node:
+    child = ChildProcess(argv, name=" ".join(argv[1:3]), env=env, stderr="stdout", new_session=True)
+    node = Node(child)
+    try:
+        child.wait_ready(READY, START_TIMEOUT_S)
+    except BaseException:
+        node.kill()
+        raise
+    node.remember()
+    return node
 
 
 @contextlib.contextmanager
@@ -138,9 +134,7 @@ def ray_cluster(head_cpus: int = 1, worker_cpus: int = 1) -> Iterator[RayCluster
                 f"--temp-dir={folder / 't'}",
                 *common,
             ],
-            folder / "head.log",
             env,
-            "Ray runtime started",
         )
         nodes.append(head)
         address = (folder / "t" / "ray_current_cluster").read_text().strip()
@@ -153,9 +147,7 @@ def ray_cluster(head_cpus: int = 1, worker_cpus: int = 1) -> Iterator[RayCluster
                 f"--node-ip-address={WORKER_IP}",
                 *common,
             ],
-            folder / "worker.log",
             env,
-            "Ray runtime started",
         )
         nodes.append(worker)
         yield RayCluster(address, folder, head, worker, env)
