@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 import wave
@@ -18,6 +17,7 @@ from sessions.call.timeline import AGENT, CALLER, CallTimeline
 from sessions.call.voice.recording import CallRecording, recording_path
 from sessions.call.voice.speech_text import clause_pieces, pieces_to_espeak_ssml, split_sentences
 from sessions.speech.timing import Pause
+from tests.support.process import ChildProcess
 from tests.voice_call.helpers import read_two_channels
 
 
@@ -96,16 +96,11 @@ def test_a_killed_call_leaves_a_valid_wav(tmp_path: Path, child_env: dict[str, s
         "print('written', flush=True)\n"
         "time.sleep(60)\n"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, str(path)], env=child_env, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "written"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    argv = [sys.executable, "-c", script, str(path)]
+    with ChildProcess(argv, name="the recording child", env=child_env) as child:
+        child.wait_ready("written", timeout=60)
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.process.wait(timeout=10) == -signal.SIGKILL
     agent, _caller = read_two_channels(path)
     assert agent.size == 12000 and agent.min() == pytest.approx(0.25, abs=1e-4)
 
