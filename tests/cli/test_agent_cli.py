@@ -25,7 +25,7 @@ def test_accepted_forms(value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["twilio:ws://[::1", "twilio:wss://[fe80::1/x", "ws://127.0.0.1:8765/", "wss://h/"],
+    ["twilio:ws://[::1", "twilio:wss://[fe80::1/x"],
 )
 def test_refusals_name_the_accepted_forms_in_plain_words(value: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError) as caught:
@@ -33,6 +33,17 @@ def test_refusals_name_the_accepted_forms_in_plain_words(value: str) -> None:
     message = str(caught.value)
     assert FORMS in message and "realtime" in message
     assert "agent_choice" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize("value", ["ws://127.0.0.1:8765/", "wss://h/"])
+def test_a_bare_url_is_answered_with_its_own_protocol_forms(value: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as caught:
+        agent_choice(value)
+    message = str(caught.value)
+    assert "does not say which protocol" in message and "\n" not in message
+    assert f"twilio:{value} (Twilio Media Streams)" in message
+    assert f"vonage:{value} (Vonage Voice WebSocket)" in message
+    assert "HOST:PORT" not in message and "realtime" not in message  # not every form there is
 
 
 @pytest.mark.parametrize(
