@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import positive_int
+from replay.report.plural import plural
+from sessions.inert_text import terminal_line
 from sessions.safe_files import shown_name
 
 if TYPE_CHECKING:
@@ -96,6 +98,7 @@ def check(
     expectations: Expectations,
     args: argparse.Namespace,
     calls: list[RunCall] | None = None,
+    out: TextIO | None = None,
 ) -> tuple[CheckResult, int]:
     """Evaluate, write what was asked (--junit, --markdown, --json or the table); the
     exit code. ``cutin simulate --check`` calls this too."""
@@ -125,21 +128,70 @@ def check(
         _write(args.junit, render_junit(result))
     if getattr(args, "markdown", None):
         _write(args.markdown, render_markdown(result, shown_name(run_dir)))
-    if getattr(args, "json", False):
-        out = json.dumps(result.as_dict(), ensure_ascii=False, indent=2, allow_nan=False)
-        sys.stdout.write(inert_json(out) + "\n")
+    stream = out or sys.stdout
+    if getattr(args, "json", False) and out is None:
+        text = json.dumps(result.as_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        stream.write(inert_json(text) + "\n")
     else:
         counts = result.counts()
-        sys.stdout.write(table(result.rows) + "\n")
+        stream.write(table(result.rows) + "\n")
         for note in result.notes:
-            sys.stdout.write(f"note: {note}\n")
-        sys.stdout.write(
+            stream.write(f"note: {terminal_line(note)}\n")
+        stream.write(
             f"cutin check: {'PASS' if result.passed else 'FAIL'}: {counts['PASS']} passed, "
             f"{counts['FAIL']} failed, {counts['NOT ENOUGH DATA']} not enough data "
-            f"({result.calls} calls, {result.lagged} lagged)\n"
+            f"({plural(result.calls, 'call')}, {result.lagged} lagged)\n"
         )
-    sys.stdout.flush()
+    stream.flush()
     return result, result.exit_code
+
+
+# ---- cutin simulate --check ------------------------------------------------------------
+
+
+def add_check_options(p: argparse.ArgumentParser) -> None:
+    """``cutin simulate``'s --check and what goes with it."""
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="after the batch, run `cutin check` on its folder (expectations from --expect "
+        "FILE or the scenarios' [expect] tables) and exit with its code",
+    )
+    p.add_argument("--expect", metavar="FILE", help="with --check: the expectations file")
+    p.add_argument("--junit", metavar="FILE", help="with --check: also write JUnit XML here")
+    p.add_argument("--markdown", metavar="FILE", help="with --check: a Markdown summary here")
+
+
+def expectations_before_batch(args: argparse.Namespace, scenarios: list[Any]) -> Any:
+    """With --check, the expectations, read before any call is made (a bad file is exit 2
+    at once); None without --check."""
+    from replay.check.expectations import merge, parse_expectations_text
+    from sessions.safe_files import read_text
+    from sessions.scenarios.model import MAX_FILE_BYTES
+
+    if not args.check:
+        for flag in ("expect", "junit", "markdown"):
+            if getattr(args, flag, None):
+                raise CliError(f"--{flag} goes with --check")
+        return None
+    if args.expect:
+        return parse_expectations_text(
+            read_text(Path(args.expect), max_bytes=MAX_FILE_BYTES), args.expect
+        )
+    merged = merge(sc.expectations for sc in scenarios)
+    if not merged:
+        raise CliError("--check: the scenarios have no [expect] table; give --expect FILE")
+    return merged
+
+
+def check_after_batch(args: argparse.Namespace, out_dir: Path, expectations: Any) -> int:
+    """The check of a finished batch: its table on stderr when --json holds stdout."""
+    own = argparse.Namespace(
+        junit=args.junit, markdown=args.markdown, json=False, keep_lagged=False, seed=0,
+        resamples=2000,
+    )  # fmt: skip
+    _, code = check(str(out_dir), expectations, own, out=sys.stderr if args.json else None)
+    return code
 
 
 def run(args: argparse.Namespace) -> int:

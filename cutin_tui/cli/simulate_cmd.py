@@ -181,6 +181,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         "frame lag exceeds one frame are flagged and their timings not trusted)",
     )
     add_ray_options(p)
+    from cutin_tui.cli.check_cmd import add_check_options
+
+    add_check_options(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -300,6 +303,9 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         raise CliError(str(exc).splitlines()[0]) from None
     scenarios = {sc.name: sc for sc in loaded}
+    from cutin_tui.cli.check_cmd import expectations_before_batch
+
+    expectations = expectations_before_batch(args, loaded)  # a bad file: exit 2 at once
     sessions_dir: Path = args.sessions_dir or settings.sessions_dir
     out_dir: Path = args.out or (
         sessions_dir / "batches" / dt.datetime.now().strftime("simulate-%Y%m%d-%H%M%S")
@@ -372,7 +378,13 @@ def run(args: argparse.Namespace) -> int:
         # Every call is filed: the program need not wait for the given-up calls' threads.
         args.exit_at_once = True
         return 130
-    return 1 if any(o.status is CallStatus.FAILED for o in outcomes) else 0
+    if any(o.status is CallStatus.FAILED for o in outcomes):
+        return 1
+    if expectations is not None:
+        from cutin_tui.cli.check_cmd import check_after_batch
+
+        return check_after_batch(args, out_dir, expectations)
+    return 0
 
 
 def _remove_if_empty(folder: Path) -> bool:

@@ -227,7 +227,7 @@ def _judge_row(judge: str, calls: Sequence[RunCall]) -> CheckRow:
         value = passed / judged if judged else None
         return CheckRow("judge", expected, value, None, judged, NOT_ENOUGH, note)
     status: Status = PASS if passed == judged else FAIL
-    note = "; ".join(failing) or f"all {judged} calls pass"
+    note = "; ".join(failing) or ("the call passes" if judged == 1 else f"all {judged} calls pass")
     return CheckRow("judge", expected, passed / judged, None, judged, status, note)
 
 
