@@ -1,31 +1,44 @@
 """The line far end's measuring parts, each on its own, on inputs whose truth is known by
 construction (no engine, no line, no models): the yield watch over a synthetic agent
-track and the response clock over call times."""
+track, the yield watches part on a hand-made call context, and the response clock over
+call times."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
+from controls.pauses import PauseDetector
+from controls.tendencies import Tendencies
+from sessions.call.config import CallConfig
+from sessions.call.context import CallClock, CallContext, Dials
 from sessions.call.far_ends.yield_watch import YieldWatch
+from sessions.call.far_ends.yield_watches import YieldWatches
+from sessions.call.line_parts import LineTurn
 from sessions.call.response_clock import ResponseClock
 from sessions.call.sound_tape import SoundTape
-from sessions.log.models import Event, LineEvent
+from sessions.log.models import AgentYield, Event, LineEvent
+from sessions.scenarios import load_scenario
 from sessions.speech import SAMPLE_RATE
 
 FRAME_S = 0.032
 
 
-def _agent_track(speech_until: float, seconds: float = 6.0) -> SoundTape:
+def _agent_track(
+    speech_until: float, seconds: float = 6.0, *, more: tuple[float, float] | None = None
+) -> SoundTape:
     """The agent speaks (a 220 Hz tone at 0.3) from 0.5 s to ``speech_until``, exactly to
-    the sample, then is silent."""
+    the sample, then is silent (``more``: and speaks again over that span)."""
     n = round(seconds * SAMPLE_RATE)
     t = np.arange(n) / SAMPLE_RATE
-    audio = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
-    audio[: round(0.5 * SAMPLE_RATE)] = 0.0
-    audio[round(speech_until * SAMPLE_RATE) :] = 0.0
+    tone = 0.3 * np.sin(2 * np.pi * 220 * t)
     # A sine crosses zero: keep every sample of the speech over the sound level.
-    speaking = slice(round(0.5 * SAMPLE_RATE), round(speech_until * SAMPLE_RATE))
-    audio[speaking] = np.where(np.abs(audio[speaking]) < 0.05, 0.05, audio[speaking])
+    tone = np.where(np.abs(tone) < 0.05, 0.05, tone).astype(np.float32)
+    audio = np.zeros(n, np.float32)
+    for a, b in [(0.5, speech_until)] + ([more] if more is not None else []):
+        i, j = round(a * SAMPLE_RATE), round(b * SAMPLE_RATE)
+        audio[i:j] = tone[i:j]
     tape = SoundTape()
     tape.append(audio)
     return tape
@@ -128,3 +141,64 @@ def test_the_caller_speaking_again_while_owed_is_a_no_response() -> None:
     clock.spoke_again(2.5, agent_turn_open=False)
     assert [e.kind for e in events if isinstance(e, LineEvent)] == ["no_response"]
     assert "spoke again" in events[0].detail  # type: ignore[union-attr]
+
+
+def _context(events: list[Event]) -> CallContext:
+    """A call context made by hand: what the engine would hand its parts."""
+    config = CallConfig(scenario=load_scenario("retail-order-change"))
+    dials = Tendencies(0.0, 1.0, 0.0)
+    return CallContext(
+        config=config,
+        clock=CallClock(
+            now=lambda: 0.0, ended=lambda: False, monotonic_at=lambda t: t, virtual=True
+        ),
+        dials=Dials(
+            read=lambda: dials, effective=lambda: dials, adapter=lambda: None, emit=events.append
+        ),
+        history=[],
+        rng=random.Random(0),
+        pauses=PauseDetector(),
+        emit=events.append,
+        schedule=lambda at, command: None,
+        end=lambda reason: None,
+        interrupt=lambda t, at: None,
+    )
+
+
+def _yields_over(tape: SoundTape, onset: float, gap_at: float | None = None) -> list[AgentYield]:
+    """The yield watches part over the tape after a barge-in at ``onset``; ``gap_at``: the
+    line's playout ran dry there (a gap in delivery, not a clear)."""
+    events: list[Event] = []
+    turn = LineTurn(index=0, onset=0.5)
+
+    def stall_start(since: float, until: float) -> float | None:
+        return gap_at if gap_at is not None and since <= gap_at + 0.1 and gap_at < until else None
+
+    part = YieldWatches(_context(events), tape, lambda: [], stall_start, lambda: turn)
+    part.start(turn, "interruption", onset, 2.0)
+    t = int(onset / FRAME_S) * FRAME_S
+    while t < 5.8:
+        speaking = tape.last_sound(t, t + FRAME_S) is not None
+        part.frame(t, t + FRAME_S, speaking=speaking, caller_active=True)
+        t = round(t + FRAME_S, 9)
+    assert not part.watches and not part.settling_stops
+    return [e for e in events if isinstance(e, AgentYield)]
+
+
+def test_the_yield_watches_report_one_agent_yield_200_ms_after_the_onset() -> None:
+    (ev,) = _yields_over(_agent_track(speech_until=2.2), onset=2.0)
+    assert ev.yielded and ev.stop_t == 2.2 and ev.latency_s == 0.2
+    assert ev.onset_t == 2.0 and ev.after == "interruption"
+    # It spoke on for 200 ms over the caller (to the frame), and the stop was settled
+    # SETTLE_S after the watch decided (a 500 ms silence from the frame at 2.208 s).
+    assert ev.resumed and ev.talk_over_s == 0.208 and ev.t == 3.22
+
+
+def test_a_silence_in_a_gap_of_delivery_that_goes_on_is_no_yield() -> None:
+    """The agent's audio runs dry at 2.2 s and comes back at 2.9 s (a 700 ms stall): with
+    no gap known that silence is a stop; with the gap it is the turn going on."""
+    tape = _agent_track(speech_until=2.2, more=(2.9, 5.5))
+    (stop,) = _yields_over(tape, onset=2.0)
+    assert stop.yielded and stop.stop_t == 2.2
+    (went_on,) = _yields_over(tape, onset=2.0, gap_at=2.2)
+    assert not went_on.yielded and went_on.stop_t is None and went_on.resumed

@@ -30,6 +30,7 @@ from sessions.call.context import AgentTurn, Heard
 from sessions.call.far_ends.agent_ears import AgentEars
 from sessions.call.far_ends.line_yields import Backchannels, YieldWatching
 from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S
+from sessions.call.far_ends.yield_watches import YieldWatches
 from sessions.call.line_parts import LineTurn, RemoteConfig
 from sessions.call.near_end.caller_line import Synthesizer, line_rate_of
 from sessions.call.voice.recording import CallRecording
@@ -120,6 +121,9 @@ class LineFarEnd(YieldWatching):
     def bind(self, ctx: CallContext, caller: Caller) -> None:
         self.ctx = ctx
         self.near = caller
+        self.yields = YieldWatches(
+            ctx, self.tape, lambda: self.ears.words(), self._stall_start, lambda: self._turn
+        )
         self.voice = LineVoice(self, ctx)
 
     @property
@@ -243,7 +247,7 @@ class LineFarEnd(YieldWatching):
             at = self._notice_t(notice, t)
             e.emit(LineEvent(t=at, kind=str(notice.kind), detail=notice.detail, data=notice.data))
             if notice.kind is NoticeKind.CLEAR:
-                self._cleared(at, dropped=_dropped_audio(notice.data))
+                self.yields.cleared(at, dropped=_dropped_audio(notice.data))
             elif notice.kind is NoticeKind.ERROR:
                 e.emit(ErrorEvent(t=at, where="line", message=notice.detail))
             elif notice.kind is NoticeKind.FAILED:
@@ -355,10 +359,12 @@ class LineFarEnd(YieldWatching):
     def _flush_closing(self, *, wait: bool = False) -> None:
         """Log the turns whose final transcript is ready (all of them with ``wait``)."""
         e = self.ctx
-        if wait and self._settling:
-            self._settle(self.ctx.clock.now(), self.ctx.clock.now(), speaking=False, force=True)
+        if wait and self.yields.settling_stops:
+            now = self.ctx.clock.now()
+            self.yields.settle(now, now, speaking=False, force=True)
         while self._closing and (
-            wait or (self._closing[0].words.done() and not self.settling(self._closing[0].turn))
+            wait
+            or (self._closing[0].words.done() and not self.yields.settling(self._closing[0].turn))
         ):
             c = self._closing.pop(0)
             try:

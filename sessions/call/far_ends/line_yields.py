@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
-from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S, YieldResult, YieldWatch
+from sessions.call.far_ends.yield_watches import YieldWatches
 from sessions.call.line_parts import LineTurn, RemoteConfig
 from sessions.call.near_end.caller_line import Synthesizer, Utterance
 from sessions.call.near_end.line_caller import LineCaller
@@ -55,6 +55,8 @@ class YieldWatching(LineCaller):
     """Caller acts on a line and the agent's yields (a part of the line far end)."""
 
     ears: AgentEars
+    yields: YieldWatches
+    """The watches after the caller's acts (made when the call binds the far end)."""
 
     def __init__(
         self,
@@ -65,10 +67,6 @@ class YieldWatching(LineCaller):
     ) -> None:
         super().__init__(synthesizer, remote, user_source)
         self.backchannels = backchannels
-        self._watches: list[YieldWatch] = []
-        self._settling: list[tuple[YieldWatch, YieldResult, LineTurn | None, bool]] = []
-        """Stops decided, waiting out :data:`SETTLE_S` for a short resumption (and whether
-        the silence was a gap in delivery: then speech coming back is the turn going on)."""
         self._turn = None
         self._side_talk = synthesizer.submit(SIDE_TALK)  # ready long before it is asked for
         self._answer_watches: list[tuple[str, float, float]] = []
@@ -104,7 +102,7 @@ class YieldWatching(LineCaller):
                 **extra,
             )
         )
-        self._watch(turn, "interruption", onset, self.remote.interruption_window_s)
+        self.yields.start(turn, "interruption", onset, self.remote.interruption_window_s)
 
     def backchannel(self, t: float, *, trigger: str, token: str | None) -> None:
         turn = self._turn
@@ -129,7 +127,7 @@ class YieldWatching(LineCaller):
                 t=onset, turn=turn.index, trigger=trigger, token=chosen, words_heard=n, decided_t=t
             )
         )
-        self._watch(turn, "backchannel", onset, self.remote.backchannel_window_s)
+        self.yields.start(turn, "backchannel", onset, self.remote.backchannel_window_s)
 
     def caller_sound(self, t: float, kind: str) -> None:
         """A vocal tic or side talk now, over the agent's speech or into its silence."""
@@ -166,7 +164,7 @@ class YieldWatching(LineCaller):
             )
         )
         if turn is not None:
-            self._watch(turn, kind, onset, SELECTIVITY_WINDOW_S)
+            self.yields.start(turn, kind, onset, SELECTIVITY_WINDOW_S)
         elif self._unambiguous_silence(t):
             self._answer_watches.append((kind, onset, end))
 
@@ -208,125 +206,7 @@ class YieldWatching(LineCaller):
 
     # ---- watching the agent after a caller act ------------------------------------------
 
-    def _watch(self, turn: LineTurn, after: str, onset: float, window_s: float) -> None:
-        detector = self.ctx.pauses
-        silence = detector.silence_start if not detector.in_speech else None
-        watch = YieldWatch(
-            turn=turn.index,
-            after=after,
-            onset_t=onset,
-            window_s=window_s,
-            turn_end_s=self.ctx.config.turn_end_s,
-            silence_start=silence,
-        )
-        self._watches.append(watch)
-
-    def _cleared(self, at: float, *, dropped: bool = False) -> None:
-        """The agent emptied its playout (a ``clear``): the watches it answers; ``dropped``:
-        the clear threw away audio it had sent (it had more to say)."""
-        for watch in self._watches:
-            if watch.clear_t is None and at >= watch.onset_t - 1e-9:
-                watch.clear_t = at
-                if dropped:
-                    watch.flushed_t = at
-
     def _watch_frame(self, t0: float, t1: float, *, speaking: bool, caller_active: bool) -> None:
         if self._answer_watches:
             self._answered_sound(None, t1)
-        if self._settling:
-            self._settle(t0, t1, speaking=speaking)
-        if not self._watches:
-            return
-        still: list[YieldWatch] = []
-        for watch in self._watches:
-            if t1 < watch.onset_t:
-                still.append(watch)
-                continue
-            result = watch.frame(t0, t1, speaking=speaking, caller_active=caller_active)
-            if result is None:
-                still.append(watch)
-            elif result.yielded:  # wait a moment: a short resumption is part of the stop
-                turn = self._turn if self._turn is not None else None
-                mine = turn if turn is not None and turn.index == watch.turn else None
-                gap = result.silence_start is not None and self._stalled(
-                    result.silence_start, result.decided_t
-                )
-                self._settling.append((watch, result, mine, gap))
-            else:
-                self._report_yield(watch, result, None, t1)
-        self._watches = still
-
-    def _settle(self, t0: float, t1: float, *, speaking: bool, force: bool = False) -> None:
-        """Report the stops whose moment has passed; the VAD hearing speech again (a new
-        turn) ends the search for a resumption just before it."""
-        still = []
-        for watch, result, turn, _ in self._settling:
-            # Asked again each frame: the line's buffer may run dry after the decision
-            # (audio the agent sent ahead plays out first), and the gap is the stall.
-            s = result.silence_start
-            gap = None if s is None else self._stall_start(s, t0 if speaking else t1)
-            stalled = gap is not None
-            due = result.decided_t + SETTLE_S
-            if gap is not None:  # the agent may go on: as long from where delivery stopped
-                due = max(due, gap + STALL_S)
-            due = min(due, watch.deadline)
-            if stalled and speaking and not force and t0 < due - 1e-9:
-                # Its audio came back after a gap in delivery, in time: it stalled and
-                # went on with its turn; it did not stop (the watch goes on).
-                watch.go_on()
-                self._watches.append(watch)
-            elif force or speaking or t1 >= due - 1e-9:
-                until = min(t1, due) if not speaking else max(result.decided_t, t0 - 0.25)
-                self._report_yield(watch, result, turn, until)
-            else:
-                still.append((watch, result, turn, stalled))
-        self._settling = still
-
-    def _stalled(self, since: float, until: float) -> bool:
-        """The agent's audio ran out with no clear in [since, until) (the line far end
-        knows)."""
-        return self._stall_start(since, until) is not None
-
-    def _stall_start(self, since: float, until: float) -> float | None:
-        """Where that gap in delivery began (None: no gap; the line far end knows)."""
-        return None
-
-    def settling(self, turn: LineTurn) -> bool:
-        """A stop of this turn is still being settled (its end waits for it)."""
-        return any(t is turn for _, _, t, _ in self._settling)
-
-    def _report_yield(
-        self, watch: YieldWatch, result: YieldResult, turn: LineTurn | None, until: float
-    ) -> None:
-        stop_t = watch.stop_time(result, self.tape, self.ctx.config.frame_s, until)
-        if stop_t is not None:
-            stop_t = round(stop_t, 6)
-        words = self.ears.words()
-        heard_by = stop_t if stop_t is not None else watch.deadline
-        heard = " ".join(w.word for w in words if w.end <= heard_by + 1e-9)
-        if turn is None and self._turn is not None and self._turn.index == watch.turn:
-            turn = self._turn
-        if turn is not None and watch.after == "interruption":
-            turn.stop_t = stop_t
-        flushed = watch.flushed_stop(stop_t)
-        if flushed is not None:  # it was pausing when the caller cut in and dropped the rest
-            stop_t = round(flushed, 6)
-        silent = watch.already_silent(stop_t)
-        extra = {"already_silent": True} if silent else {}
-        self.ctx.emit(
-            AgentYield(
-                t=round(max(result.decided_t, until), 6),
-                turn=watch.turn,
-                after=watch.after,
-                onset_t=watch.onset_t,
-                window_s=watch.window_s,
-                yielded=result.yielded and not silent,
-                stop_t=stop_t,
-                latency_s=None if silent else watch.latency(stop_t),
-                resumed=result.resumed,
-                clear_t=watch.clear_t,
-                heard=heard,
-                talk_over_s=result.talk_over_s,
-                **extra,
-            )
-        )
+        self.yields.frame(t0, t1, speaking=speaking, caller_active=caller_active)
