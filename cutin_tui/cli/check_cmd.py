@@ -26,7 +26,7 @@ DESCRIPTION = (
     'dead_air_max_gap_s = "<= 4", ...) plus agent_says = ["phrase", ...] (words every '
     'call\'s agent must say, matched on the transcript) and judge = "rules" | "llm", '
     "from --expect FILE (TOML: an [expect] table, or a scenario file's) or, without it, "
-    "from the [expect] table of the scenario named in the logs. Each measure is pooled "
+    "from the [expect] table of the shipped scenario the logs name. Each measure is pooled "
     "over the calls with the audit's 95% bootstrap interval over calls; a rate or "
     "latency over fewer than 10 events is NOT ENOUGH DATA (exit 1, never a silent "
     "pass). Calls whose frames lagged are left out as in the audit (--keep-lagged keeps "
@@ -40,7 +40,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--expect",
         metavar="FILE",
         help="expectations (TOML: [expect] table or a scenario file); default: the [expect] "
-        "table of the scenario the logs name",
+        "table of the shipped scenario the logs name",
     )
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML here (one test case "
                    "per expectation)")  # fmt: skip
@@ -64,18 +64,28 @@ def expectations_of(path: str | None, calls: list[RunCall]) -> Expectations:
     """--expect FILE's, else the [expect] tables of the scenarios the logs name."""
     from replay.check.expectations import merge, parse_expectations_text
     from sessions.safe_files import read_text
-    from sessions.scenarios import ScenarioError, load_scenario
+    from sessions.scenarios import (
+        ScenarioError,
+        line_scenario_names,
+        load_scenario,
+        shipped_scenario_names,
+    )
     from sessions.scenarios.model import MAX_FILE_BYTES
 
     if path is not None:
         return parse_expectations_text(read_text(Path(path), max_bytes=MAX_FILE_BYTES), path)
     names = sorted({c.scenario for c in calls if c.scenario})
+    # Only a shipped scenario is looked up by the name a log gives: a log never makes
+    # cutin read a file it names.
+    shipped = {*shipped_scenario_names(), *line_scenario_names()}
     found = []
     for name in names:
+        if name not in shipped:
+            continue  # a scenario from a file: its [expect] comes with --expect FILE
         try:
             found.append(load_scenario(name).expectations)
         except ScenarioError:
-            continue  # a scenario from a file: its [expect] comes with --expect FILE
+            continue
     merged = merge(found)
     if not merged:
         raise CliError(
