@@ -335,7 +335,11 @@ class SipLine:
             self._board.error("dtmf", f"DTMF {event.get('digits')} not sent: "
                               f"{event.get('reason')}")  # fmt: skip
         elif name == "log":
-            self._board.error("sip_log", f"PJSIP: {event.get('text', '')}")
+            # After the line has ended, PJSIP's complaints are about its own teardown
+            # ("INVITE session already terminated" when a call that never opened is hung
+            # up): not a second notice after the one that ended the line.
+            if self._state not in (LineState.CLOSED, LineState.FAILED):
+                self._board.error("sip_log", f"PJSIP: {event.get('text', '')}")
         elif name == "error":
             self._stderr.append(str(event.get("text", "")))
         elif name == "ended":
