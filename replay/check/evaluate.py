@@ -157,16 +157,29 @@ def _threshold_row(t: Threshold, row: dict[str, Any], calls: int, left_out: str)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
+_ENDINGS = ("ing", "ed", "es", "s")
+
+
+def _plain(word: str) -> str:
+    """``ordered``, ``orders``, ``ordering`` → ``order``: the ending dropped when at
+    least three letters stay (tiny.en often hears an ending the speaker did not say)."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
 def words(text: str) -> list[str]:
-    """Lower-case words, punctuation dropped (``Order-number.`` → order, number)."""
-    return [w.replace("'", "") for w in _WORD.findall(text.lower())]
+    """Lower-case plain words, punctuation and apostrophes dropped, an ending -ing,
+    -ed, -es or -s dropped (``Orders-number.`` → order, number)."""
+    return [_plain(w.replace("'", "")) for w in _WORD.findall(text.lower())]
 
 
 def says(transcript: Sequence[str], phrase: str, slack: int = SAYS_SLACK) -> bool:
     """Whether ``phrase``'s words occur in ``transcript`` (a list of :func:`words`) in
     order, within a window of the phrase's length plus ``slack`` words. Words are
-    compared after dropping case, punctuation and apostrophes, so a transcript's
-    ``Order number:`` or ``order, number`` matches "order number"."""
+    compared as :func:`words` gives them, so a transcript's ``Ordered number:`` or
+    ``order, numbers`` matches "order number"."""
     needle = words(phrase)
     if not needle:
         return False
