@@ -184,12 +184,12 @@ def _play_through_device(
     agent: np.ndarray, token: np.ndarray
 ) -> tuple[np.ndarray, list[PauseEvent], str]:
     """Play ``agent`` with live backchannels; returns (monitor recording, events, device notes)."""
-    from sessions.speech.audio import Player, Recorder, join_blocks
+    from sessions.speech.audio import MicRecorder, Player, join_blocks
     from sessions.speech.live import PlaybackPauses
     from sessions.speech.mixer import TapBlock
 
     tap: queue.SimpleQueue[TapBlock] = queue.SimpleQueue()
-    with Recorder(blocksize=256) as recorder:
+    with MicRecorder(blocksize=256) as recorder:
         if not recorder.started.wait(10):
             raise RuntimeError("the input stream never started")
         with Player(blocksize=256, tap=tap) as player:

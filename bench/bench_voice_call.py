@@ -43,7 +43,7 @@ ROW: dict[str, object] = {
 def backchannel_in_a_call(tmp: Path) -> dict[str, object]:
     from cutin_tui.call_setup import CallOptions, open_call
     from sessions.call import SubmitText
-    from sessions.speech.audio import Recorder, join_blocks
+    from sessions.speech.audio import MicRecorder, join_blocks
     from tests.voice_call.helpers import Events, read_two_channels, scenario_file
     from tests.voice_call.measure import describe_ms, token_onsets_on_monitor
 
@@ -54,7 +54,7 @@ def backchannel_in_a_call(tmp: Path) -> dict[str, object]:
         speech="espeak",
     )
     driver = open_call(options)
-    monitor = Recorder(blocksize=256).start()
+    monitor = MicRecorder(blocksize=256).start()
     monitor.started.wait(10)
     events = Events(driver)
     try:

@@ -30,7 +30,7 @@ class _UserScenario(Protocol):
 
 
 @dataclass(frozen=True)
-class SimulatedTurn:
+class SimulatorTurn:
     text: str
     """What the caller says (the hang-up mark removed)."""
     ends_call: bool
@@ -74,11 +74,11 @@ class UserSimulator:
         return simulator_view(self.system_prompt, history)
 
     # turns -------------------------------------------------------------------------
-    def suggest_turn(self, history: list[Message]) -> SimulatedTurn:
+    def suggest_turn(self, history: list[Message]) -> SimulatorTurn:
         """The caller's next turn given the conversation so far."""
         text, stats = self._ask(self.messages_for(history))
         said, ends = user_sim.split_end_mark(text)
-        return SimulatedTurn(text=said, ends_call=ends, stats=stats)
+        return SimulatorTurn(text=said, ends_call=ends, stats=stats)
 
     def suggest(self, history: list[Message]) -> str:
         """The caller's next line (hang-up mark removed)."""

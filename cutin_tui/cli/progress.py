@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sessions.inert_text import terminal_line
 
 if TYPE_CHECKING:
-    from sessions.batch.board import BatchBoard, CallState
+    from sessions.batch.board import BatchBoard, CallProgress
     from sessions.batch.filing import CallOutcome
 
 PLAIN_EVERY_S = 30.0
@@ -33,7 +33,7 @@ def _clock(seconds: float | None) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def describe(state: CallState) -> str:
+def describe(state: CallProgress) -> str:
     """One running call's condition, e.g. ``t 12.3/30 s · turns 3 · cuts 1 · bc 2 · lag 2 ms``."""
     limit = f"/{state.seconds:.0f}" if state.seconds is not None else ""
     parts = [f"t {state.t:.1f}{limit} s"]

@@ -35,7 +35,7 @@ from replay.gallery.explain import (
     what_happened,
     window_for,
 )
-from replay.gallery.live import LivePlay, Voice
+from replay.gallery.live import LivePlay, LiveSound
 from replay.gallery.loader import Gallery
 from replay.gallery.model import GalleryEntry
 from replay.gallery.runner import GalleryRun, run_entry, timeline_builder
@@ -113,7 +113,7 @@ class OverlapsScreen(Screen[None]):
         super().__init__()
         self.gallery = gallery
         self.speed = speed
-        self.voice: Voice | None = None
+        self.voice: LiveSound | None = None
         self._sound_wanted = sound
         if not sound:
             self.sound_note = "text clock only"

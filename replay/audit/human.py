@@ -115,22 +115,24 @@ def anchor_values(totals: FloatArray) -> dict[str, FloatArray]:
 
 
 @dataclass(frozen=True, slots=True)
-class Realized:
+class RealizedValue:
     value: float | None
     ci: Interval | None
 
 
 def realized(
     conversations: Sequence[Sequence[TurnCounts]], *, resamples: int = 2000, seed: int = 0
-) -> dict[str, Realized]:
+) -> dict[str, RealizedValue]:
     """Every anchor's point value and bootstrap interval for one set of conversations."""
     m = conversation_sums(conversations)
     point = anchor_values(m.sum(axis=0, keepdims=True))
     boot = anchor_values(resample_counts(m.shape[0], resamples, seed).astype(np.float64) @ m)
-    out: dict[str, Realized] = {}
+    out: dict[str, RealizedValue] = {}
     for a in ANCHORS:
         v = float(point[a.key][0])
-        out[a.key] = Realized(None if not np.isfinite(v) else v, percentile_interval(boot[a.key]))
+        out[a.key] = RealizedValue(
+            None if not np.isfinite(v) else v, percentile_interval(boot[a.key])
+        )
     return out
 
 
@@ -227,7 +229,7 @@ __all__ = [
     "ANCHORS",
     "TOLERANCE",
     "Anchor",
-    "Realized",
+    "RealizedValue",
     "anchor_rows",
     "anchor_table",
     "anchor_values",

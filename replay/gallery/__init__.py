@@ -34,9 +34,9 @@ from replay.gallery.runner import (
 )
 from replay.gallery.timeline import (
     Cell,
+    LaneSpan,
     Mark,
     MarkKind,
-    Span,
     Timeline,
     TimelineBuilder,
     TranscriptLine,
@@ -58,10 +58,10 @@ __all__ = [
     "GalleryEntry",
     "GalleryError",
     "GalleryRun",
+    "LaneSpan",
     "Mark",
     "MarkKind",
     "ScheduledAction",
-    "Span",
     "Timeline",
     "TimelineBuilder",
     "TranscriptLine",

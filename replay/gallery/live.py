@@ -31,7 +31,7 @@ class ScaledClock:
         return (time.monotonic() - self._t0) * self.speed
 
 
-class Voice(Protocol):
+class LiveSound(Protocol):
     """Sound for a live play (see :mod:`replay.gallery.sound`)."""
 
     def prepare(self, run: GalleryRun) -> None:
@@ -56,7 +56,7 @@ class LivePlay:
         *,
         on_event: Callable[[Event], None],
         speed: float = 1.0,
-        voice: Voice | None = None,
+        voice: LiveSound | None = None,
         on_error: Callable[[str], None] | None = None,
     ) -> None:
         self.run = run

@@ -45,7 +45,7 @@ class MarkKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Span:
+class LaneSpan:
     lane: Lane
     start: float
     end: float
@@ -78,12 +78,12 @@ class TranscriptLine:
 
 @dataclass
 class Timeline:
-    spans: list[Span] = field(default_factory=list)
+    spans: list[LaneSpan] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
     lines: list[TranscriptLine] = field(default_factory=list)
     end_t: float = 0.0
 
-    def lane(self, lane: Lane, until: float | None = None) -> list[Span]:
+    def lane(self, lane: Lane, until: float | None = None) -> list[LaneSpan]:
         """Spans of one lane, clipped at ``until`` (the playhead) when given."""
         out = []
         for s in self.spans:
@@ -93,7 +93,7 @@ class Timeline:
                 if s.start >= until:
                     continue
                 if s.end > until:
-                    s = Span(s.lane, s.start, until, s.kind, s.text, s.turn)
+                    s = LaneSpan(s.lane, s.start, until, s.kind, s.text, s.turn)
             out.append(s)
         return out
 
@@ -121,8 +121,8 @@ def _merge(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return merged
 
 
-def _segments(lane: Lane, turn: int, words: list[WordTiming]) -> list[Span]:
-    spans: list[Span] = []
+def _segments(lane: Lane, turn: int, words: list[WordTiming]) -> list[LaneSpan]:
+    spans: list[LaneSpan] = []
     group: list[WordTiming] = []
     for w in words:
         if group and w.start - group[-1].end > SEGMENT_GAP_S[lane]:
@@ -134,9 +134,9 @@ def _segments(lane: Lane, turn: int, words: list[WordTiming]) -> list[Span]:
     return spans
 
 
-def _span(lane: Lane, turn: int, words: list[WordTiming]) -> Span:
+def _span(lane: Lane, turn: int, words: list[WordTiming]) -> LaneSpan:
     text = " ".join(w.word for w in words)
-    return Span(lane, words[0].start, words[-1].end, "speech", text, turn)
+    return LaneSpan(lane, words[0].start, words[-1].end, "speech", text, turn)
 
 
 class TimelineBuilder:
@@ -148,7 +148,7 @@ class TimelineBuilder:
         self.backchannel_s = backchannel_s
         self.caller_words = caller_words
         self._words: dict[int, list[WordTiming]] = {}
-        self._caller: list[Span] = []
+        self._caller: list[LaneSpan] = []
         self._marks: list[Mark] = []
         self._lines: list[TranscriptLine] = []
         self._end_t = 0.0
@@ -171,7 +171,9 @@ class TimelineBuilder:
         if words:
             self._caller.extend(_segments("caller", event.turn, words))
         else:
-            self._caller.append(Span("caller", event.t, end, "speech", event.rendered, event.turn))
+            self._caller.append(
+                LaneSpan("caller", event.t, end, "speech", event.rendered, event.turn)
+            )
         original = event.original if event.original != event.rendered else ""
         note = "comes in over the agent" if event.source == "interruption" else ""
         self._lines.append(
@@ -180,7 +182,7 @@ class TimelineBuilder:
 
     def _on_backchannel(self, event: Backchannel) -> None:
         self._caller.append(
-            Span(
+            LaneSpan(
                 "caller",
                 event.t,
                 round(event.t + self.backchannel_s, 4),
@@ -224,7 +226,7 @@ class TimelineBuilder:
         return self
 
     def timeline(self) -> Timeline:
-        spans: list[Span] = []
+        spans: list[LaneSpan] = []
         for turn in sorted(self._words):
             spans.extend(_segments("agent", turn, self._words[turn]))
         spans.extend(self._caller)

@@ -22,7 +22,7 @@ from replay.gallery.explain import (
 )
 from replay.gallery.model import GalleryEntry
 from replay.gallery.runner import GalleryRun
-from replay.gallery.timeline import MarkKind, Span, Timeline, ticks
+from replay.gallery.timeline import LaneSpan, MarkKind, Timeline, ticks
 
 SVG_W = 760
 LABEL_W = 64
@@ -113,7 +113,7 @@ def _fit(text: str, width_px: float) -> str:
     return text if len(text) <= room else text[: max(1, room - 1)].rstrip() + "…"
 
 
-def _span_rect(span: Span, y: int, t0: float, t1: float) -> str:
+def _span_rect(span: LaneSpan, y: int, t0: float, t1: float) -> str:
     a, b = max(span.start, t0), min(span.end, t1)
     if b <= a:
         return ""

@@ -48,7 +48,7 @@ class ToolCall(_Record):
     arguments: dict[str, Any] | str | None = None
 
 
-class Message(_Record):
+class Tau2Message(_Record):
     role: str | None = None
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
@@ -91,7 +91,7 @@ class Tick(_Record):
     agent_chunk: Chunk | None = None
 
 
-class Check(_Record):
+class Tau2Check(_Record):
     met: bool | None = None
     reward: Score | None = None
     justification: str | None = None
@@ -150,9 +150,9 @@ _REWARD_FIELDS: dict[str, Any] = {
 }
 _REWARD_LISTS: dict[str, type[_Record]] = {
     "action_checks": ActionCheck,
-    "env_assertions": Check,
-    "nl_assertions": Check,
-    "communicate_checks": Check,
+    "env_assertions": Tau2Check,
+    "nl_assertions": Tau2Check,
+    "communicate_checks": Tau2Check,
 }
 _REVIEW_FIELDS: dict[str, Any] = {
     "summary": str | None,
@@ -279,7 +279,7 @@ def check_simulation(
             raise LoadError(f"{where}: {json_path((*path, key))}: id out of range")
     for key, kind in _SIM_FIELDS.items():
         _field(out, key, kind, path, notes)
-    _records(out, "messages", Message, path, notes, placeholder=True)
+    _records(out, "messages", Tau2Message, path, notes, placeholder=True)
     _records(out, "ticks", Tick, path, notes, placeholder=True)
     reward_info = _mapping(out, "reward_info", path, notes)
     if reward_info is not None:

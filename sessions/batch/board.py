@@ -14,7 +14,7 @@ from sessions.batch.filing import CallOutcome
 
 
 @dataclass(frozen=True, slots=True)
-class CallState:
+class CallProgress:
     """A running call as a progress display shows it."""
 
     stem: str
@@ -60,7 +60,7 @@ class BatchBoard:
         with self._lock:
             self.stopped.append(outcome)
 
-    def running(self) -> list[CallState]:
+    def running(self) -> list[CallProgress]:
         with self._lock:
             items = list(self._running.items())
         return [_state(stem, live, since) for stem, (live, since) in items]
@@ -71,13 +71,13 @@ class BatchBoard:
             return list(self._took)
 
 
-def _state(stem: str, live: LiveCall | None, since: float) -> CallState:
+def _state(stem: str, live: LiveCall | None, since: float) -> CallProgress:
     age = time.monotonic() - since
     if live is None:  # in a worker process or on a Ray node: only its age is known here
-        return CallState(stem, age, None, 0, 0, 0, None, age)
+        return CallProgress(stem, age, None, 0, 0, 0, None, age)
     engine, counted = live.built.loop, live.counted
     stats = getattr(engine, "_lag_stats", None)
-    return CallState(
+    return CallProgress(
         stem,
         engine.t,
         live.seconds,

@@ -184,7 +184,7 @@ class RecordedBlock:
     """``time.monotonic()`` when the callback ran (ADC time + input latency, roughly)."""
 
 
-class Recorder:
+class MicRecorder:
     """Microphone in: every block goes onto :attr:`blocks` as a :class:`RecordedBlock`."""
 
     def __init__(
@@ -205,7 +205,7 @@ class Recorder:
         self._index = 0
         self._stream: Any = None
 
-    def start(self) -> Recorder:
+    def start(self) -> MicRecorder:
         """Open and start the input stream (:class:`AudioUnavailable` if it can't)."""
         if self._stream is None:
             self._stream = _open_stream(
@@ -244,7 +244,7 @@ class Recorder:
             stream.stop()
             stream.close()
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self) -> MicRecorder:
         return self.start()
 
     def __exit__(

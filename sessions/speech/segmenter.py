@@ -27,7 +27,7 @@ Audio = npt.NDArray[np.float32]
 
 
 @dataclass
-class Utterance:
+class SpeechSegment:
     audio: Audio
     start: float
     """Seconds on the stream clock where ``audio`` begins (pre-roll included)."""
@@ -89,25 +89,25 @@ class UtteranceSegmenter:
         """True between a speech start and its turn end (the tester holds the floor)."""
         return self._open is not None
 
-    def push(self, samples: npt.NDArray[Any]) -> list[Utterance]:
+    def push(self, samples: npt.NDArray[Any]) -> list[SpeechSegment]:
         """Add mic samples; returns utterances that ended in them."""
         block = np.asarray(samples, dtype=np.float32).reshape(-1)
         self._tape.append(block)
-        out: list[Utterance] = []
+        out: list[SpeechSegment] = []
         # Frame-sized steps, so the length limit is checked every 32 ms whatever the block size.
         for i in range(0, block.size, FRAME_SAMPLES):
             out += self._handle(self.pauses.push(block[i : i + FRAME_SAMPLES]))
         return out
 
-    def flush(self) -> list[Utterance]:
+    def flush(self) -> list[SpeechSegment]:
         """End of stream: close an open utterance with what was recorded."""
         out = self._handle(self.pauses.flush())
         if self._open is not None:
             out.append(self._close(self.pauses.time))
         return out
 
-    def _handle(self, events: list[PauseEvent]) -> list[Utterance]:
-        out: list[Utterance] = []
+    def _handle(self, events: list[PauseEvent]) -> list[SpeechSegment]:
+        out: list[SpeechSegment] = []
         for ev in events:
             self.events.append(ev)
             if ev.kind is PauseEventKind.SPEECH_START:
@@ -124,11 +124,11 @@ class UtteranceSegmenter:
             self._tape.forget_before(self.pauses.time - self.pre_roll_s)
         return out
 
-    def _close(self, end: float) -> Utterance:
+    def _close(self, end: float) -> SpeechSegment:
         assert self._open is not None
         pre_roll = 0.0 if self._continued else self.pre_roll_s
         start = max(self._tape.t0, self._open - pre_roll)
-        utt = Utterance(self._tape.slice(start, end), start, self._open, end)
+        utt = SpeechSegment(self._tape.slice(start, end), start, self._open, end)
         self._open = None
         self._continued = False
         return utt
@@ -154,7 +154,7 @@ class PushToTalk:
         if self._start is not None:
             self._blocks.append(np.asarray(samples, dtype=np.float32).reshape(-1).copy())
 
-    def release(self, t: float) -> Utterance | None:
+    def release(self, t: float) -> SpeechSegment | None:
         """Stop; returns what was said (None if the key was not down or nothing came)."""
         if self._start is None:
             return None
@@ -163,4 +163,4 @@ class PushToTalk:
         self._blocks = []
         if audio.size == 0:
             return None
-        return Utterance(audio, start, start, t)
+        return SpeechSegment(audio, start, start, t)

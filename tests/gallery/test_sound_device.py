@@ -24,11 +24,11 @@ pytestmark = [
 
 def test_playing_an_example_sounds_while_the_agent_speaks(pulse_server: PulseServer) -> None:
     from replay.gallery.sound import open_voice
-    from sessions.speech.audio import Recorder, join_blocks
+    from sessions.speech.audio import MicRecorder, join_blocks
 
     voice, note = open_voice()
     assert voice is not None, note
-    recorder = Recorder(blocksize=256).start()
+    recorder = MicRecorder(blocksize=256).start()
     assert recorder.started.wait(10)
     time.sleep(0.3)
     recorder.drain()

@@ -29,7 +29,7 @@ pytestmark = [
 
 def test_the_line_plays_on_the_output_device(pulse_server: PulseServer, tmp_path: Path) -> None:
     from sessions.call.near_end.line_monitor import LineMonitor
-    from sessions.speech.audio import Recorder, join_blocks
+    from sessions.speech.audio import MicRecorder, join_blocks
 
     scenario = load_scenario("retail-order-change")
     config = CallConfig(scenario=scenario, tendencies=Tendencies(0.0, 0.0, 0.0))
@@ -38,7 +38,7 @@ def test_the_line_plays_on_the_output_device(pulse_server: PulseServer, tmp_path
     line.open()
     loop = build_line_call(spec, config, line=line)
     loop.far.monitor = LineMonitor().start()
-    sink = Recorder(blocksize=256).start()
+    sink = MicRecorder(blocksize=256).start()
     assert sink.started.wait(10)
     try:
         loop.run_for(5.0)

@@ -17,7 +17,7 @@ import pytest
 
 from controls import PauseEvent, PauseEventKind
 from sessions.speech import SAMPLE_RATE
-from sessions.speech.audio import Player, Recorder, join_blocks
+from sessions.speech.audio import MicRecorder, Player, join_blocks
 from sessions.speech.backchannel_cache import trim_silence
 from sessions.speech.mixer import TapBlock
 from sessions.speech.stt import Transcriber
@@ -34,14 +34,14 @@ AGENT_SSML = (
 )
 
 
-AudioIO = tuple[Player, Recorder, "queue.SimpleQueue[TapBlock]"]
+AudioIO = tuple[Player, MicRecorder, "queue.SimpleQueue[TapBlock]"]
 
 
 @pytest.fixture
 def audio_io(pulse_server: PulseServer) -> Iterator[AudioIO]:
-    """(Player, Recorder, tap) on the virtual device, the recorder already running."""
+    """(Player, MicRecorder, tap) on the virtual device, the recorder already running."""
     tap: queue.SimpleQueue[TapBlock] = queue.SimpleQueue()
-    recorder = Recorder(blocksize=256).start()
+    recorder = MicRecorder(blocksize=256).start()
     assert recorder.started.wait(10), "the input stream never started"
     player = Player(blocksize=256, tap=tap).start()
     assert player.started.wait(10), "the output stream never started"
@@ -54,7 +54,7 @@ def audio_io(pulse_server: PulseServer) -> Iterator[AudioIO]:
         recorder.stop()
 
 
-def recorded(recorder: Recorder) -> np.ndarray:
+def recorded(recorder: MicRecorder) -> np.ndarray:
     return join_blocks(recorder.drain())
 
 

@@ -42,9 +42,9 @@ def test_player_and_device_helpers_raise_audio_unavailable(
     no_portaudio_env: dict[str, str],
 ) -> None:
     script = (
-        "from sessions.speech.audio import Player, Recorder\n"
+        "from sessions.speech.audio import Player, MicRecorder\n"
         "from sessions.speech.devices import AudioUnavailable, list_devices\n"
-        "for make in (lambda: Player().start(), lambda: Recorder().start(), list_devices):\n"
+        "for make in (lambda: Player().start(), lambda: MicRecorder().start(), list_devices):\n"
         "    try:\n"
         "        make()\n"
         "    except AudioUnavailable as exc:\n"

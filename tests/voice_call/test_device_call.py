@@ -79,10 +79,10 @@ def play_into(server: PulseServer, sink: str, wav: Path) -> subprocess.Popen[byt
 def test_backchannels_are_heard_in_the_agents_pauses(
     pulse_server: PulseServer, tmp_path: Path
 ) -> None:
-    from sessions.speech.audio import Recorder, join_blocks
+    from sessions.speech.audio import MicRecorder, join_blocks
 
     driver = voice_call(tmp_path, GREETING, LONG_TURN, tendencies=Tendencies(0.0, 0.0, 1.0))
-    monitor = Recorder(blocksize=256).start()
+    monitor = MicRecorder(blocksize=256).start()
     assert monitor.started.wait(10)
     events = Events(driver)
     try:

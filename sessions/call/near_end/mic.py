@@ -34,9 +34,9 @@ from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command
 from sessions.call.timeline import CALLER, CallTimeline, to_sample
 from sessions.call.voice.audio_out import LatenessWatch, LeadClock
 from sessions.speech import SAMPLE_RATE
-from sessions.speech.audio import RecordedBlock, Recorder
+from sessions.speech.audio import MicRecorder, RecordedBlock
 from sessions.speech.devices import AudioUnavailable
-from sessions.speech.segmenter import PushToTalk, Utterance, UtteranceSegmenter
+from sessions.speech.segmenter import PushToTalk, SpeechSegment, UtteranceSegmenter
 from sessions.speech.stt import Transcriber
 from sessions.speech.vad import FrameVad
 
@@ -59,7 +59,7 @@ class MicInput:
         if vad is None and not push_to_talk:
             raise ValueError("hands-free input needs a VAD")
         self.transcriber = transcriber
-        self.recorder = Recorder(device, blocksize=256)
+        self.recorder = MicRecorder(device, blocksize=256)
         self.vad = vad
         self.push_to_talk = push_to_talk
         self.timeline = timeline
@@ -69,7 +69,7 @@ class MicInput:
         self.segmenter: UtteranceSegmenter | None = None
         self.ptt = PushToTalk()
         self._toggles: queue.SimpleQueue[bool] = queue.SimpleQueue()
-        self._utterances: queue.Queue[Utterance | None] = queue.Queue()
+        self._utterances: queue.Queue[SpeechSegment | None] = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._submit: Submit | None = None
