@@ -20,7 +20,7 @@ from replay.model import Trial, Turn
 
 
 @dataclass(frozen=True, slots=True)
-class Clip:
+class RecordingClip:
     """One stretch of a recording."""
 
     path: Path
@@ -34,7 +34,7 @@ def recording_for(trial: Trial) -> Path:
     return source.with_suffix(".wav") if source.suffix else source / f"{trial.id}.wav"
 
 
-def turn_clip(trial: Trial, turn: Turn) -> Clip | str:
+def turn_clip(trial: Trial, turn: Turn) -> RecordingClip | str:
     """The clip of ``turn``, or a sentence saying why there is none."""
     if trial.kind != "cutin":
         return "τ2 results hold no audio to play"
@@ -43,10 +43,10 @@ def turn_clip(trial: Trial, turn: Turn) -> Clip | str:
         return f"no recording for this call (looked for {wav.name} beside the log)"
     if turn.start is None:
         return "this turn has no start time"
-    return Clip(wav, turn.start, turn.end)
+    return RecordingClip(wav, turn.start, turn.end)
 
 
-def clip_audio(clip: Clip) -> npt.NDArray[np.float32]:
+def clip_audio(clip: RecordingClip) -> npt.NDArray[np.float32]:
     """The clip's samples, mono at 16 kHz. A call's recording has the agent and the
     caller on two channels; they are summed (not averaged), so each side plays at the
     level it was recorded. Raises :class:`~sessions.speech.wav.WavError`."""
@@ -68,7 +68,7 @@ def clip_audio(clip: Clip) -> npt.NDArray[np.float32]:
     return audio[first:last]
 
 
-def play_clip(clip: Clip, stop: threading.Event) -> None:
+def play_clip(clip: RecordingClip, stop: threading.Event) -> None:
     """Play ``clip`` on the default output device; returns when done or ``stop`` is set.
     Raises :class:`~sessions.speech.devices.AudioUnavailable` or
     :class:`~sessions.speech.wav.WavError` with a readable message."""
@@ -83,4 +83,4 @@ def play_clip(clip: Clip, stop: threading.Event) -> None:
                 return
 
 
-__all__ = ["Clip", "clip_audio", "play_clip", "recording_for", "turn_clip"]
+__all__ = ["RecordingClip", "clip_audio", "play_clip", "recording_for", "turn_clip"]

@@ -26,11 +26,11 @@ from replay.model import (
     CallControl,
     EffectEvent,
     InlineEvent,
+    JudgeVerdict,
     ToolCallEvent,
     ToolResultEvent,
     Trial,
     Turn,
-    Verdict,
 )
 from replay.report.black_box import (
     answer_is_bad,
@@ -362,7 +362,7 @@ def _indent(lines: list[Line]) -> list[Line]:
     return [[(" ", ""), *line] for line in lines]
 
 
-def _verdict_lines(verdicts: Sequence[Verdict], width: int, focused: bool) -> list[Line]:
+def _verdict_lines(verdicts: Sequence[JudgeVerdict], width: int, focused: bool) -> list[Line]:
     out: list[Line] = []
     for v in verdicts:
         name = SHORT_NAMES.get(v.name, v.name) or v.judge
@@ -388,8 +388,8 @@ class TurnTable:
 
     def __init__(self, trial: Trial) -> None:
         self.trial = trial
-        by_turn: dict[int, list[Verdict]] = {}
-        calls: list[Verdict] = []
+        by_turn: dict[int, list[JudgeVerdict]] = {}
+        calls: list[JudgeVerdict] = []
         for v in trial.current_verdicts():
             if v.scope == "turn" and v.turn is not None:
                 by_turn.setdefault(v.turn, []).append(v)
@@ -401,7 +401,7 @@ class TurnTable:
     def __len__(self) -> int:
         return len(self.trial.turns) + 1
 
-    def verdicts(self, row: int) -> list[Verdict]:
+    def verdicts(self, row: int) -> list[JudgeVerdict]:
         """Current verdicts of a row (row 0: the call's own)."""
         return self._calls if row == 0 else self._by_turn.get(row - 1, [])
 

@@ -7,7 +7,7 @@ a turn (backchannels, pauses, opportunities, interruptions, tool calls) sit on t
 turn as :class:`InlineEvent`, each holding its typed source: the log's own event model
 (:mod:`sessions.log.models`) for a cutin log, one of the small τ2 classes below for a
 τ2 run. Readers match an event by its source's class, never by a kind's text.
-Verdicts from any judge are :class:`Verdict`.
+Verdicts from any judge are :class:`JudgeVerdict`.
 
 Plain dataclasses with slots, not pydantic: a two-hour log has tens of thousands
 of words and must open in well under a second.
@@ -36,7 +36,7 @@ ERROR = "error"
 
 
 @dataclass(slots=True)
-class Insertion:
+class InsertedToken:
     """One disfluency token added to the user's text (index = word index in ``rendered``)."""
 
     index: int
@@ -197,7 +197,7 @@ class Turn:
     talk_over_s: float | None = None
     original: str | None = None
     rendered: str | None = None
-    insertions: list[Insertion] = field(default_factory=list)
+    insertions: list[InsertedToken] = field(default_factory=list)
     source: str = ""
     """For user turns: typed | mic | simulator | interruption | scenario | tau2."""
     words: list[WordTime] = field(default_factory=list)
@@ -217,7 +217,7 @@ class Turn:
 
 
 @dataclass(slots=True)
-class Verdict:
+class JudgeVerdict:
     """A judge's finding about a whole call (``scope="call"``) or one turn."""
 
     judge: str
@@ -252,7 +252,7 @@ class Trial:
     """cutin | half_duplex | full_duplex."""
     reward: float | None = None
     turns: list[Turn] = field(default_factory=list)
-    verdicts: list[Verdict] = field(default_factory=list)
+    verdicts: list[JudgeVerdict] = field(default_factory=list)
     header: dict[str, Any] = field(default_factory=dict)
     """The cutin log header, or the τ2 simulation's metadata (no messages/ticks)."""
     meta: dict[str, Any] = field(default_factory=dict)
@@ -275,20 +275,20 @@ class Trial:
         that nothing judged has neither passed nor failed (it is shown "not judged")."""
         return self.reward is not None or bool(self.verdicts)
 
-    def current_verdicts(self) -> list[Verdict]:
+    def current_verdicts(self) -> list[JudgeVerdict]:
         """Verdicts with later ones replacing earlier ones of the same key, in order."""
-        latest: dict[tuple[str, str, int | None, str], Verdict] = {}
+        latest: dict[tuple[str, str, int | None, str], JudgeVerdict] = {}
         for v in self.verdicts:
             latest.pop(v.key, None)
             latest[v.key] = v
         return list(latest.values())
 
-    def verdicts_for(self, turn: int) -> list[Verdict]:
+    def verdicts_for(self, turn: int) -> list[JudgeVerdict]:
         return [v for v in self.current_verdicts() if v.scope == "turn" and v.turn == turn]
 
-    def verdicts_by_turn(self) -> dict[int, list[Verdict]]:
+    def verdicts_by_turn(self) -> dict[int, list[JudgeVerdict]]:
         """Current turn-scope verdicts grouped by turn index (one pass, for views)."""
-        grouped: dict[int, list[Verdict]] = {}
+        grouped: dict[int, list[JudgeVerdict]] = {}
         for v in self.current_verdicts():
             if v.scope == "turn" and v.turn is not None:
                 grouped.setdefault(v.turn, []).append(v)
@@ -356,7 +356,8 @@ __all__ = [
     "EffectEvent",
     "InlineEvent",
     "InlineSource",
-    "Insertion",
+    "InsertedToken",
+    "JudgeVerdict",
     "OutOfTurnEffect",
     "Speaker",
     "Tau2Event",
@@ -368,6 +369,5 @@ __all__ = [
     "UserBackchannel",
     "UserInterruption",
     "UserSound",
-    "Verdict",
     "WordTime",
 ]

@@ -28,16 +28,10 @@ from sessions.hesitation import (
     filler_of,
     is_break_off,
 )
+from sessions.speech.words import TimedWord  # the one timed word (TTS, STT and this clock)
 
 SENTENCE_END = (".", "!", "?", '."', '?"', '!"')
 SHORT_BREAK = (",", ";", ":", "—", "–", "-")
-
-
-@dataclass(frozen=True, slots=True)
-class TimedWord:
-    word: str
-    start: float
-    end: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from cutin_tui.cli.llm_options import llm_config
 from sessions.safe_files import shown_name, terminal_line
 
 if TYPE_CHECKING:
-    from replay.model import Trial, Verdict
+    from replay.model import JudgeVerdict, Trial
 
 DESCRIPTION = (
     "Judge calls and append the verdicts to their logs as verdict events (earlier lines "
@@ -69,7 +69,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="also list passing verdicts")
 
 
-JudgeFn = Callable[["Trial", list[str]], list["Verdict"]]
+JudgeFn = Callable[["Trial", list[str]], list["JudgeVerdict"]]
 
 
 def _judge_fn(args: argparse.Namespace) -> JudgeFn:
@@ -113,7 +113,7 @@ def _phrases(args: argparse.Namespace, trial: Trial, cache: dict[str, list[str]]
     return cache[trial.task_id]
 
 
-def _print(trial: Trial, verdicts: list[Verdict], where: str, verbose: bool) -> None:
+def _print(trial: Trial, verdicts: list[JudgeVerdict], where: str, verbose: bool) -> None:
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v.label] = counts.get(v.label, 0) + 1

@@ -270,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
     from sessions.batch.plan import (
         RATE_JITTER_DEFAULT,
         BatchPlan,
-        PlanError,
+        BatchPlanError,
         conditions,
         plan_batch,
     )
@@ -326,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
             paired=args.paired,
         )
         _check_rates(specs)
-    except (PlanError, ValueError) as exc:
+    except (BatchPlanError, ValueError) as exc:
         raise CliError(str(exc)) from None
 
     plan = BatchPlan(

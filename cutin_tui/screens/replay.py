@@ -29,14 +29,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.worker import Worker, WorkerState
 
-from cutin_tui.replay_audio import Clip, play_clip, turn_clip
+from cutin_tui.replay_audio import RecordingClip, play_clip, turn_clip
 from cutin_tui.replay_commands import ReplayCommands
 from cutin_tui.replay_nav import Position, Predicate, find, is_cut, is_failure
 from cutin_tui.turn_layout import TurnTable, format_time, judge_groups
 from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.load import load_one
-from replay.model import Batch, Trial, Verdict
+from replay.model import Batch, JudgeVerdict, Trial
 from replay.report.plural import plural
 from sessions.safe_files import clean_text, is_dir, shown_name, terminal_line
 
@@ -142,7 +142,7 @@ def _split_problem(text: str, path: Path | None) -> tuple[str, str]:
 
 
 class RulesJudged(Message):
-    def __init__(self, trial: Trial, verdicts: list[Verdict]) -> None:
+    def __init__(self, trial: Trial, verdicts: list[JudgeVerdict]) -> None:
         super().__init__()
         self.trial = trial
         self.verdicts = verdicts
@@ -476,7 +476,7 @@ class ReplayScreen(Screen[None]):
         self.playback = self.play(clip, self._stop_audio)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="replay-audio", name="playback")
-    def play(self, clip: Clip, stop: threading.Event) -> None:
+    def play(self, clip: RecordingClip, stop: threading.Event) -> None:
         from sessions.speech.devices import AudioUnavailable
         from sessions.speech.wav import WavError
 
@@ -577,7 +577,7 @@ class ReplayScreen(Screen[None]):
             self.app.call_from_thread(self.app.open_url, path.resolve().as_uri())
 
 
-def no_device_note(clip: Clip) -> str:
+def no_device_note(clip: RecordingClip) -> str:
     """What to say when a turn cannot be played here: the recording and the turn's span."""
     end = format_time(clip.end) if clip.end is not None else "the end"
     return (

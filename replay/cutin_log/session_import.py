@@ -5,7 +5,7 @@ Agent turns come from ``agent_turn_start`` / ``agent_words`` / ``agent_turn_end`
 far and is marked ``meta["incomplete"]``). User turns come from ``user_turn``.
 Pauses, opportunities, interruptions, backchannels and errors become inline events
 of the turn they name (agent turn index) or, failing that, of the turn in progress.
-Verdict events become verdicts, matched to turns by ``(speaker, turn)``.
+JudgeVerdict events become verdicts, matched to turns by ``(speaker, turn)``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from replay.model import InlineEvent, Insertion, Speaker, Trial, Turn, Verdict, WordTime
+from replay.model import InlineEvent, InsertedToken, JudgeVerdict, Speaker, Trial, Turn, WordTime
 from sessions.log.fold import AgentTurnLog, fold
 from sessions.log.models import (
     AgentTurnEnd,
@@ -147,7 +147,7 @@ def _user_turn(e: UserTurn) -> Turn:
         spoken=e.rendered,
         original=e.original,
         rendered=e.rendered,
-        insertions=[Insertion(i.index, i.kind, i.token) for i in e.insertions],
+        insertions=[InsertedToken(i.index, i.kind, i.token) for i in e.insertions],
         source=e.source,
         meta={"alpha": e.alpha},
     )
@@ -328,7 +328,7 @@ def _kept_talking(turn: Turn, cut: float) -> float | None:
     return None
 
 
-def verdict_from_log(v: LogVerdict, trial: Trial) -> Verdict:
+def verdict_from_log(v: LogVerdict, trial: Trial) -> JudgeVerdict:
     """A log verdict event as a model verdict of ``trial``."""
     index = None
     if v.scope == "turn" and v.turn is not None:
@@ -349,7 +349,7 @@ def verdict_from_log(v: LogVerdict, trial: Trial) -> Verdict:
         "trial",
     }
     extra = {k: val for k, val in v.model_dump().items() if k not in known}
-    return Verdict(
+    return JudgeVerdict(
         judge=v.judge,
         label=v.label,
         name=v.name,
@@ -362,7 +362,7 @@ def verdict_from_log(v: LogVerdict, trial: Trial) -> Verdict:
     )
 
 
-def log_verdict(v: Verdict, trial: Trial) -> LogVerdict:
+def log_verdict(v: JudgeVerdict, trial: Trial) -> LogVerdict:
     """The log event for a model verdict (turn scope names the speaker's own turn number)."""
     turn = trial.turns[v.turn] if v.scope == "turn" and v.turn is not None else None
     t = v.t if v.t is not None else (turn.start if turn and turn.start is not None else None)

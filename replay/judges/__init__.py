@@ -1,3 +1,3 @@
 """Judges: :mod:`replay.judges.rules` (deterministic, offline) and
 :mod:`replay.judges.llm` (any OpenAI-compatible endpoint). Both return
-:class:`replay.model.Verdict` lists; ``cutin judge`` appends them to the log."""
+:class:`replay.model.JudgeVerdict` lists; ``cutin judge`` appends them to the log."""

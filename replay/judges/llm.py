@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prompts.judge import JudgeTurn, judge_messages
-from replay.model import ERROR, INTERRUPTIONS, ToolResultEvent, Trial, Turn, Verdict
+from replay.model import ERROR, INTERRUPTIONS, JudgeVerdict, ToolResultEvent, Trial, Turn
 from sessions.log.models import Opportunity, ShortPause, SpeechStart, TurnEnd
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ class LlmJudge:
 
     def judge(
         self, trial: Trial, success_phrases: Sequence[str] = (), *, strict: bool = False
-    ) -> list[Verdict]:
+    ) -> list[JudgeVerdict]:
         """Verdicts for ``trial``: one call verdict and one per agent turn answered.
         On failure: one ``error`` verdict, or :class:`LlmJudgeError` when ``strict``."""
         try:
@@ -156,7 +156,7 @@ class LlmJudge:
         except LlmJudgeError as exc:
             if strict:
                 raise
-            return [Verdict(JUDGE, ERROR, "llm", rationale=str(exc), t=trial.duration)]
+            return [JudgeVerdict(JUDGE, ERROR, "llm", rationale=str(exc), t=trial.duration)]
         return self._verdicts(answer, trial, model)
 
     def _ask(self, messages: list[dict[str, str]]) -> tuple[str, str]:
@@ -176,9 +176,9 @@ class LlmJudge:
             raise LlmJudgeError(f"the judge request failed: {exc}") from None
         return reply.text, self.client.config.model
 
-    def _verdicts(self, answer: JudgeAnswer, trial: Trial, model: str) -> list[Verdict]:
+    def _verdicts(self, answer: JudgeAnswer, trial: Trial, model: str) -> list[JudgeVerdict]:
         agent_turns = {t.index for t in trial.agent_turns()}
-        out: list[Verdict] = []
+        out: list[JudgeVerdict] = []
         ignored: list[int] = []
         seen: set[int] = set()
         for item in answer.turns:
@@ -187,7 +187,7 @@ class LlmJudge:
                 continue
             seen.add(item.turn)
             out.append(
-                Verdict(
+                JudgeVerdict(
                     JUDGE,
                     item.label,
                     "llm",
@@ -205,7 +205,7 @@ class LlmJudge:
         if missing:
             extra["unjudged_turns"] = missing
         out.append(
-            Verdict(
+            JudgeVerdict(
                 JUDGE,
                 answer.call.label,
                 "llm",

@@ -40,9 +40,9 @@ from replay.model import (
     PASS,
     WARN,
     InlineEvent,
+    JudgeVerdict,
     Trial,
     Turn,
-    Verdict,
 )
 from replay.report.plural import plural
 
@@ -91,9 +91,9 @@ def _fmt(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds:.2f} s"
 
 
-def judge_trial(trial: Trial, success_phrases: Sequence[str] | None = None) -> list[Verdict]:
+def judge_trial(trial: Trial, success_phrases: Sequence[str] | None = None) -> list[JudgeVerdict]:
     """Every rule verdict for ``trial``, in turn order, call verdicts last."""
-    out: list[Verdict] = []
+    out: list[JudgeVerdict] = []
     turns = trial.turns
     known: set[str] = set()  # content words heard from the agent or said by the tester so far
     last_agent: Turn | None = None
@@ -112,7 +112,7 @@ def judge_trial(trial: Trial, success_phrases: Sequence[str] | None = None) -> l
     return out
 
 
-def _yield_verdicts(turn: Turn) -> list[Verdict]:
+def _yield_verdicts(turn: Turn) -> list[JudgeVerdict]:
     out = []
     events = turn.events_of(*INTERRUPTIONS)
     for n, event in enumerate(events):
@@ -154,9 +154,9 @@ def _turn_verdict(
     t: float | None,
     score: float | None = None,
     extra: dict[str, Any] | None = None,
-) -> Verdict:
+) -> JudgeVerdict:
     """A turn-scope verdict of this judge on turn ``turn``."""
-    return Verdict(
+    return JudgeVerdict(
         JUDGE,
         label,
         name,
@@ -179,7 +179,7 @@ def _next_floor_turn(turns: Sequence[Turn], pos: int) -> Turn | None:
     return turns[pos + 1] if pos + 1 < len(turns) else None
 
 
-def _backchannel_verdicts(turn: Turn, turns: Sequence[Turn], pos: int) -> list[Verdict]:
+def _backchannel_verdicts(turn: Turn, turns: Sequence[Turn], pos: int) -> list[JudgeVerdict]:
     out = []
     for n, event in enumerate(turn.events_of(*BACKCHANNELS)):
         stopped, answered, latency = _reaction(event, turn, turns, pos)
@@ -236,7 +236,7 @@ def _reaction(
     return stopped, answered, latency
 
 
-def _presumption_verdict(prev: Turn | None, turn: Turn, known: set[str]) -> list[Verdict]:
+def _presumption_verdict(prev: Turn | None, turn: Turn, known: set[str]) -> list[JudgeVerdict]:
     """``prev``: the agent's previous turn; ``known``: words heard or said before ``turn``."""
     if prev is None or not prev.interrupted or not prev.unspoken.strip():
         return []
@@ -265,7 +265,7 @@ def _presumption_verdict(prev: Turn | None, turn: Turn, known: set[str]) -> list
     ]
 
 
-def _latency_verdicts(turns: Sequence[Turn], pos: int) -> list[Verdict]:
+def _latency_verdicts(turns: Sequence[Turn], pos: int) -> list[JudgeVerdict]:
     turn = turns[pos]
     if turn.speaker != "user" or pos + 1 >= len(turns):
         return []
@@ -298,7 +298,7 @@ def _latency_verdicts(turns: Sequence[Turn], pos: int) -> list[Verdict]:
     ]
 
 
-def success_verdicts(trial: Trial, phrases: Sequence[str]) -> list[Verdict]:
+def success_verdicts(trial: Trial, phrases: Sequence[str]) -> list[JudgeVerdict]:
     """Scenario success criteria: each phrase must occur in the agent's spoken words."""
     spoken = f" {_normalize(' '.join(t.spoken for t in trial.agent_turns()))} "
     out = []
@@ -318,7 +318,7 @@ def success_verdicts(trial: Trial, phrases: Sequence[str]) -> list[Verdict]:
             )
             where = f" (turn {hit.index})" if hit is not None else " (across turns)"
         out.append(
-            Verdict(
+            JudgeVerdict(
                 JUDGE,
                 PASS if ok else FAIL,
                 f"success: {phrase}",
@@ -331,7 +331,7 @@ def success_verdicts(trial: Trial, phrases: Sequence[str]) -> list[Verdict]:
     if out:
         ok = not missing
         out.append(
-            Verdict(
+            JudgeVerdict(
                 JUDGE,
                 PASS if ok else FAIL,
                 "success",

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replay.audit.agent_measures import measures_of_trial
-from replay.model import Trial, Turn, Verdict
+from replay.model import JudgeVerdict, Trial, Turn
 from replay.report.confidence import mean_confidence, unsure_indices
 from replay.tau2.tau_voice_metrics import metrics_for_timelines
 from sessions.safe_files import inert_json, terminal_line
@@ -31,7 +31,7 @@ def _r(value: Any) -> Any:
     return value
 
 
-def _verdict_json(v: Verdict, trial: Trial) -> dict[str, Any]:
+def _verdict_json(v: JudgeVerdict, trial: Trial) -> dict[str, Any]:
     turn = trial.turns[v.turn] if v.turn is not None and v.turn < len(trial.turns) else None
     return {
         "judge": v.judge,

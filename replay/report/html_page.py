@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 
 from replay.judges.columns import judge_groups, judge_title
-from replay.model import Trial, Turn, Verdict
+from replay.model import JudgeVerdict, Trial, Turn
 from replay.report.agent_render import call_html
 from replay.report.black_box import cut_marks, turn_cut
 from replay.report.confidence import marked, unsure_indices
@@ -132,7 +132,7 @@ def _html_false_yields(t: Turn) -> str:
     return f'<span class="cut" title="a backchannel made the agent stop">{marks}</span>'
 
 
-def _html_verdict(v: Verdict) -> str:
+def _html_verdict(v: JudgeVerdict) -> str:
     glyph = GLYPH.get(v.label, v.label)
     return (
         f'<div class="v {_h(v.label)}" title="{_h(v.rationale)}">{_h(glyph)} <b>{_h(v.judge)}</b> '

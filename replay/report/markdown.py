@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 from replay.judges.columns import judge_groups, judge_title
-from replay.model import Trial, Turn, Verdict
+from replay.model import JudgeVerdict, Trial, Turn
 from replay.report.agent_render import call_markdown
 from replay.report.black_box import cut_marks, turn_cut
 from replay.report.confidence import marked_spoken
@@ -79,7 +79,7 @@ def _md_turn_text(t: Turn) -> str:
     return f"{text} {false_yield_marks(t)}".rstrip()
 
 
-def _md_verdicts(verdicts: Sequence[Verdict]) -> str:
+def _md_verdicts(verdicts: Sequence[JudgeVerdict]) -> str:
     return "<br>".join(
         f"{_md(GLYPH.get(v.label, v.label))} {_md(v.judge)} {_md(v.name)}: {_md(v.rationale)}"
         for v in verdicts

@@ -23,12 +23,12 @@ from replay.model import (
     WARN,
     CallControl,
     InlineEvent,
-    Insertion,
+    InsertedToken,
+    JudgeVerdict,
     ToolCallEvent,
     ToolResultEvent,
     Trial,
     Turn,
-    Verdict,
 )
 from replay.report.black_box import answer_phrase, false_yield_mark, false_yields, line_agent
 from replay.report.plural import plural
@@ -79,12 +79,12 @@ def placeholder(turn: Turn) -> str:
 
 
 def insertion_tokens(
-    rendered: str, insertions: Sequence[Insertion] | Sequence[tuple[int, str]]
+    rendered: str, insertions: Sequence[InsertedToken] | Sequence[tuple[int, str]]
 ) -> list[tuple[str, str | None]]:
     """Rendered tokens, each with the insertion kind that produced it (None: the
     caller's own word). The k-th insertion (in order) sits at rendered position
     index + k (see controls.disfluency)."""
-    pairs = [(i.index, i.kind) if isinstance(i, Insertion) else i for i in insertions]
+    pairs = [(i.index, i.kind) if isinstance(i, InsertedToken) else i for i in insertions]
     kinds = {index + k: kind for k, (index, kind) in enumerate(pairs)}
     return [(tok, kinds.get(pos)) for pos, tok in enumerate(rendered.split())]
 
@@ -215,6 +215,6 @@ def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
-def by_group(verdicts: Sequence[Verdict], groups: Sequence[str]) -> list[list[Verdict]]:
+def by_group(verdicts: Sequence[JudgeVerdict], groups: Sequence[str]) -> list[list[JudgeVerdict]]:
     """Verdicts split into the judge columns ``groups``."""
     return [[v for v in verdicts if judge_group(v.judge) == g] for g in groups]

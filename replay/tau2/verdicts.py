@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from replay.model import FAIL, INFO, PASS, WARN, Trial, Verdict
+from replay.model import FAIL, INFO, PASS, WARN, JudgeVerdict, Trial
 from replay.report.plural import plural
 from replay.tau2.messages import call_label, short
 
@@ -29,7 +29,7 @@ def _check_label(ok: bool, kind: str, basis: Any) -> str:
     return PASS if ok else FAIL
 
 
-def reward_verdicts(ri: Mapping[str, Any], trial: Trial) -> list[Verdict]:
+def reward_verdicts(ri: Mapping[str, Any], trial: Trial) -> list[JudgeVerdict]:
     t = trial.duration
     basis = ri.get("reward_basis")
     reward = ri.get("reward")
@@ -45,7 +45,7 @@ def reward_verdicts(ri: Mapping[str, Any], trial: Trial) -> list[Verdict]:
     out = []
     if isinstance(reward, int | float):
         out.append(
-            Verdict(
+            JudgeVerdict(
                 "tau2",
                 PASS if reward >= 1.0 else FAIL,
                 "reward",
@@ -58,7 +58,7 @@ def reward_verdicts(ri: Mapping[str, Any], trial: Trial) -> list[Verdict]:
     if isinstance(db, Mapping) and "db_match" in db:
         ok = bool(db.get("db_match"))
         out.append(
-            Verdict(
+            JudgeVerdict(
                 "tau2",
                 _check_label(ok, "db", basis),
                 "db",
@@ -75,7 +75,7 @@ def reward_verdicts(ri: Mapping[str, Any], trial: Trial) -> list[Verdict]:
         labels = [call_label(a.get("action") or {}) for a in missed]
         ok = not missed
         out.append(
-            Verdict(
+            JudgeVerdict(
                 "tau2",
                 _check_label(ok, "actions", basis),
                 "actions",
@@ -111,7 +111,7 @@ def reward_verdicts(ri: Mapping[str, Any], trial: Trial) -> list[Verdict]:
             ok = bool(check.get("met"))
             score = check.get(score_key) if score_key else None
             out.append(
-                Verdict(
+                JudgeVerdict(
                     "tau2",
                     _check_label(ok, kind, basis),
                     f"{kind} {i + 1}: {short(what, 80)}",
@@ -164,7 +164,7 @@ def _error_label(source: str, severity: Any, agent_blame: bool) -> str:
 
 def review_verdicts(
     review: Mapping[str, Any], trial: Trial, judge: str, *, agent_blame: bool
-) -> list[Verdict]:
+) -> list[JudgeVerdict]:
     """τ2's LLM review: one call verdict (its summary) and one per error, on the turn
     it names (``turn_idx`` for messages, ``tick_start`` for ticks), each with who made
     it and how severe it is."""
@@ -184,7 +184,7 @@ def review_verdicts(
     ]
     summary = str(review.get("summary") or "")
     out.append(
-        Verdict(
+        JudgeVerdict(
             judge,
             label,
             "review",
@@ -214,7 +214,7 @@ def review_verdicts(
             why += f" Instead: {err['correct_behavior']}"
         turn = _turn_for_error(err, trial)
         out.append(
-            Verdict(
+            JudgeVerdict(
                 judge,
                 _error_label(source, severity, agent_blame),
                 name,
@@ -234,13 +234,13 @@ def review_verdicts(
     return out
 
 
-def hallucination_verdicts(check: Mapping[str, Any], trial: Trial) -> list[Verdict]:
+def hallucination_verdicts(check: Mapping[str, Any], trial: Trial) -> list[JudgeVerdict]:
     """τ2's check of the user simulator for made-up facts: a call verdict (warn when
     it found any: the trial is suspect) and one per hallucination."""
     found = bool(check.get("hallucination_found"))
     errors = [e for e in check.get("errors") or [] if isinstance(e, Mapping)]
     out = [
-        Verdict(
+        JudgeVerdict(
             "tau2-hallucination",
             WARN if found else PASS,
             "hallucination check",
@@ -256,7 +256,7 @@ def hallucination_verdicts(check: Mapping[str, Any], trial: Trial) -> list[Verdi
         if err.get("correct_behavior"):
             why += f" Instead: {err['correct_behavior']}"
         out.append(
-            Verdict(
+            JudgeVerdict(
                 "tau2-hallucination",
                 WARN,
                 f"hallucination {i + 1}: user",
@@ -268,13 +268,13 @@ def hallucination_verdicts(check: Mapping[str, Any], trial: Trial) -> list[Verdi
     return out
 
 
-def auth_verdict(auth: Mapping[str, Any], trial: Trial) -> Verdict | None:
+def auth_verdict(auth: Mapping[str, Any], trial: Trial) -> JudgeVerdict | None:
     """τ2's classification of how the user's authentication went (succeeded, failed,
     not_needed): information beside the review, not a pass or fail of its own."""
     status = auth.get("status")
     if not isinstance(status, str) or not status:
         return None
-    return Verdict(
+    return JudgeVerdict(
         "tau2-auth",
         INFO,
         f"authentication {status}",

@@ -27,7 +27,7 @@ RATE_JITTER_DEFAULT = 0.05
 _SEED_SPACE = 2**31 - 1
 
 
-class PlanError(ValueError):
+class BatchPlanError(ValueError):
     """A batch that cannot be planned (no scenarios, no runs, clashing names)."""
 
 
@@ -136,16 +136,16 @@ def plan_batch(
 
     Run-major order means a batch stopped half way still covers every condition."""
     if not scenarios:
-        raise PlanError("no scenarios to run")
+        raise BatchPlanError("no scenarios to run")
     if len(set(scenarios)) != len(scenarios):
         dupes = sorted({s for s in scenarios if list(scenarios).count(s) > 1})
-        raise PlanError(f"scenario named twice: {', '.join(dupes)}")
+        raise BatchPlanError(f"scenario named twice: {', '.join(dupes)}")
     if not grid:
-        raise PlanError("no conditions to run")
+        raise BatchPlanError("no conditions to run")
     if runs < 1:
-        raise PlanError(f"--runs must be at least 1, got {runs}")
+        raise BatchPlanError(f"--runs must be at least 1, got {runs}")
     if not 0.0 <= rate_jitter < 0.5:
-        raise PlanError(f"speaking-rate jitter must be in [0, 0.5), got {rate_jitter}")
+        raise BatchPlanError(f"speaking-rate jitter must be in [0, 0.5), got {rate_jitter}")
     specs: list[CallSpec] = []
     for run in range(1, runs + 1):
         for scenario in scenarios:

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from sessions.batch.plan import (
+    BatchPlanError,
     CallSpec,
     Condition,
-    PlanError,
     conditions,
     derive_seed,
     plan_batch,
@@ -139,7 +139,7 @@ def test_bad_plans_say_why(kwargs: dict[str, object], message: str) -> None:
         "runs": 1,
     }
     args.update(kwargs)
-    with pytest.raises(PlanError, match=message):
+    with pytest.raises(BatchPlanError, match=message):
         plan_batch(**args)  # type: ignore[arg-type]
 
 

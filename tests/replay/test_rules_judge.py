@@ -8,7 +8,7 @@ import pytest
 
 from replay.judges.rules import judge_trial, success_verdicts
 from replay.load import load_paths
-from replay.model import Trial, Verdict
+from replay.model import JudgeVerdict, Trial
 from sessions.log.models import Event
 from tests.conftest import TAU2_FIXTURES
 
@@ -30,7 +30,7 @@ def load(path: Path) -> Trial:
     return trial
 
 
-def named(verdicts: list[Verdict], prefix: str) -> list[Verdict]:
+def named(verdicts: list[JudgeVerdict], prefix: str) -> list[JudgeVerdict]:
     return [v for v in verdicts if v.name.startswith(prefix)]
 
 

@@ -13,7 +13,7 @@ from cutin_tui.screens.replay import ReplayApp
 from cutin_tui.turn_layout import Columns, TurnTable
 from cutin_tui.widgets.trial_list import trial_prompt
 from replay.load import load_log
-from replay.model import Trial, Verdict
+from replay.model import JudgeVerdict, Trial
 from replay.report.trials import render_html, render_json, render_markdown
 from tests.tui_replay.helpers import SIZE, NotedApp, loaded
 from tests.tui_replay.logs import write_demo_log, write_plain_log
@@ -27,7 +27,7 @@ def _unjudged(tmp_path: Path, name: str = "plain.jsonl", sid: str = "plain1") ->
 
 def _judged(tmp_path: Path) -> Trial:
     trial = load_log(write_plain_log(tmp_path, "judged.jsonl", "judged1"))
-    trial.verdicts.append(Verdict("rules", "pass", "success", rationale="said it"))
+    trial.verdicts.append(JudgeVerdict("rules", "pass", "success", rationale="said it"))
     return trial
 
 

@@ -16,7 +16,7 @@ from cutin_tui.screens.replay import ReplayApp
 from cutin_tui.turn_layout import diff_tokens
 from cutin_tui.widgets.transcript import TranscriptView
 from cutin_tui.widgets.turn_view import TurnView
-from replay.model import Insertion, Turn
+from replay.model import InsertedToken, Turn
 from replay.report.html_page import _html_turn_text
 from replay.report.markdown import _md_turn_text
 from tests.tui_replay.helpers import SIZE, loaded
@@ -101,7 +101,7 @@ def _turn() -> Turn:
         spoken=rendered,
         original=TEXT,
         rendered=rendered,
-        insertions=[Insertion(i, k, t) for i, k, t in insertions],
+        insertions=[InsertedToken(i, k, t) for i, k, t in insertions],
     )
 
 

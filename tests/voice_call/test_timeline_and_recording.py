@@ -186,7 +186,7 @@ def test_lost_stream_time_is_told_from_a_late_burst() -> None:
 
 
 def test_the_replay_plays_both_sides_at_their_recorded_level(tmp_path: Path) -> None:
-    from cutin_tui.replay_audio import Clip, clip_audio
+    from cutin_tui.replay_audio import RecordingClip, clip_audio
 
     path = tmp_path / "call.wav"
     rec = CallRecording(path)
@@ -195,7 +195,7 @@ def test_the_replay_plays_both_sides_at_their_recorded_level(tmp_path: Path) -> 
         np.concatenate([np.zeros(16000, np.float32), ones(16000, 0.2)]),
     )
     rec.close()
-    audio = clip_audio(Clip(path, 0.5, 1.5))
+    audio = clip_audio(RecordingClip(path, 0.5, 1.5))
     assert audio.size == 16000
     assert audio[:8000].mean() == pytest.approx(0.4, abs=1e-3)  # the agent, not halved
     assert audio[8000:].mean() == pytest.approx(0.2, abs=1e-3)  # the caller

@@ -30,7 +30,7 @@ from sessions.log.models import (
     Interruption,
     SpeechStart,
 )
-from sessions.speech_clock import TimedWord
+from sessions.speech.words import TimedWord
 
 if TYPE_CHECKING:
     from sessions.call.context import CallContext

@@ -44,7 +44,8 @@ from sessions.speech.backchannel_cache import BackchannelCache, trim_silence
 from sessions.speech.timing import estimate_word_timings
 from sessions.speech.tts import EspeakTts, Speech, Tts, speak_caller
 from sessions.speech.vad import FrameVad, VadFrame, talk_over_seconds, vad_probs
-from sessions.speech_clock import TimedWord, words_heard
+from sessions.speech.words import TimedWord
+from sessions.speech_clock import words_heard
 
 Audio = npt.NDArray[np.float32]
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from sessions.call.commands import Command
 from sessions.clock import Clock, RealClock
-from sessions.speech_clock import SpeakingStyle, SpeechTrack, TimedWord
+from sessions.speech.words import TimedWord
+from sessions.speech_clock import SpeakingStyle, SpeechTrack
 
 if TYPE_CHECKING:
     from sessions.call.voice.audio_out import LeadClock
