@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sessions.call.commands import CallerSoundNow, Command
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
 from sessions.call.far_ends.yield_watches import YieldWatches
 from sessions.call.line_parts import LineTurn, RemoteConfig
@@ -65,12 +66,18 @@ class YieldWatching(LineCaller):
         remote: RemoteConfig,
         user_source: str,
     ) -> None:
-        super().__init__(synthesizer, remote, user_source)
+        super().__init__(synthesizer, remote, user_source, barge_in=self._barge_in)
         self.backchannels = backchannels
         self._turn = None
         self._side_talk = synthesizer.submit(SIDE_TALK)  # ready long before it is asked for
         self._answer_watches: list[tuple[str, float, float]] = []
         """Tics and asides during the agent's silence: (kind, onset, end of the sound)."""
+
+    def apply(self, command: Command, t: float) -> None:
+        if isinstance(command, CallerSoundNow):
+            self.caller_sound(t, command.kind)
+        else:
+            super().apply(command, t)
 
     def may_interrupt(self) -> bool:
         return not any(p.kind == "interruption" for p in self._pending)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from sessions.agents.base import Message
 from sessions.call.commands import (
-    CallerSoundNow,
     CallerSpeechStart,
     CallerUtterance,
     Command,
@@ -39,6 +38,15 @@ if TYPE_CHECKING:
     from sessions.lines.base import Line
 
 
+class BargeIn(Protocol):
+    """The far end, told that the caller's sound is on the line over the agent's turn
+    from ``onset`` (an interruption decided at ``decided_t``): it logs and watches it."""
+
+    def __call__(
+        self, turn: LineTurn, onset: float, trigger: str, text: str, decided_t: float, **extra: str
+    ) -> None: ...
+
+
 @dataclass
 class _Speech:
     """Caller speech waiting for its synthesis (and, for a turn, for the floor)."""
@@ -63,8 +71,17 @@ class LineCaller:
     _line: Line
     _turn: LineTurn | None
 
-    def __init__(self, synthesizer: Synthesizer, remote: RemoteConfig, user_source: str) -> None:
+    def __init__(
+        self,
+        synthesizer: Synthesizer,
+        remote: RemoteConfig,
+        user_source: str,
+        *,
+        barge_in: BargeIn,
+    ) -> None:
         self.synth = synthesizer
+        self._barge_in = barge_in
+        """The far end's part: the caller's sound is on the line over the agent."""
         self.remote = remote
         self.user_source = user_source
         """How the caller's own turns are logged: scenario | simulator."""
@@ -97,14 +114,6 @@ class LineCaller:
         """Keypad steps the caller has pressed (the first step may be one)."""
         self._agent_turns = 0
 
-    def _barge_in(
-        self, turn: LineTurn, onset: float, trigger: str, text: str, decided_t: float, **extra: str
-    ) -> None:
-        raise NotImplementedError
-
-    def caller_sound(self, t: float, kind: str) -> None:
-        raise NotImplementedError
-
     @property
     def caller_active(self) -> bool:
         """The caller is producing audio: cutin's speech, a token, or the tester's mic."""
@@ -127,8 +136,6 @@ class LineCaller:
                 self._mic_cut = self._turn is not None
         elif isinstance(command, CallerUtterance):
             self._mic_utterance(command, t)
-        elif isinstance(command, CallerSoundNow):
-            self.caller_sound(t, command.kind)
 
     def _say(self, kind: str, text: str, source: str, t: float, trigger: str = "auto") -> None:
         rendered, insertions, _alpha = self.near.render(text)
