@@ -1,10 +1,11 @@
 """`cutin check` on two recorded runs whose truth is known by construction.
 
-One module-scoped fixture dials the known agent (examples/known_agent.py) twice at once
-with `cutin simulate` (real sockets on loopback, real VAD and tiny.en): once as an agent
-that stops 300 ms after the caller cuts in, once as one that never stops. β = 1 and
-short caller lines cut in on every reply, so each run holds ten or more barge-ins;
-every check below reads those two folders (or one call of them), nothing else is dialled.
+One module-scoped fixture dials the known agent (examples/known_agent.py) twice, one batch
+after the other, with `cutin simulate` (real sockets on loopback, real VAD and tiny.en):
+once as an agent that stops 300 ms after the caller cuts in, once as one that never stops.
+β = 1 and short caller lines cut in on every reply, so each run holds ten or more
+barge-ins; every check below reads those two folders (or one call of them), nothing
+else is dialled.
 """
 
 from __future__ import annotations
@@ -69,9 +70,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     scenario.write_text(SCENARIO, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    with ExitStack() as stack:
-        batches = []
-        for name, (flags, calls, seconds) in RUNS.items():
+    # One batch after the other: at most three real-time calls at once, so the suite's
+    # other workers' real-time calls keep their CPU (five at once starved them).
+    for name, (flags, calls, seconds) in RUNS.items():
+        with ExitStack() as stack:
             agents = [stack.enter_context(running_known_agent(*flags)) for _ in range(calls)]
             argv = [
                 sys.executable, "-m", "cutin_tui", "simulate", "--scenario", str(scenario),
@@ -79,12 +81,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
                 "--max-seconds", str(seconds), "--out", str(root / name), "--force",
             ]  # fmt: skip
             argv += [a for agent in agents for a in ("--agent", f"twilio:{agent.url}")]
-            batches.append(
-                subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            )
-        for batch in batches:
-            _, err = batch.communicate(timeout=600)
-            assert batch.returncode == 0, err.decode(errors="replace")[-2000:]
+            batch = subprocess.run(argv, env=env, capture_output=True, timeout=600)
+            assert batch.returncode == 0, batch.stderr.decode(errors="replace")[-2000:]
     return Runs(root / "yielding", root / "never", scenario)
 
 
