@@ -203,6 +203,19 @@ class LineFarEnd(YieldWatching):
         self._caller_frame(t1)
         self._silence_watchdog(t1)
 
+    # ---- did the agent answer? -----------------------------------------------------------
+
+    def _response_to(self, onset: float) -> tuple[float | None, str | None, bool]:
+        """An agent turn starts at ``onset``: (response latency, what it answers, whether
+        it starts over the caller's turn: an agent interruption)."""
+        over, sounding = self.caller_at(onset)
+        latency, answers = self.responses.answer(onset, blocked=over or sounding)
+        return latency, answers, over
+
+    def _response_watch(self, t: float) -> None:
+        """No agent turn within the response window of the caller's end: a no_response."""
+        self.responses.watch(t, quiet=self._turn is None and not self.caller_active)
+
     # ---- the line -----------------------------------------------------------------------
 
     def _state_playout(self, t: float) -> None:

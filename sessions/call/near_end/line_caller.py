@@ -248,19 +248,19 @@ class LineCaller:
         if utt.kind != "backchannel":
             self._last_caller_end = end
 
-    # ---- did the agent answer? ------------------------------------------------------------
+    # ---- the caller's sound when the agent starts ------------------------------------------
 
-    def _response_to(self, onset: float) -> tuple[float | None, str | None, bool]:
-        """An agent turn starts at ``onset``: (response latency, what it answers, whether
-        it starts over the caller's turn: an agent interruption)."""
+    def caller_at(self, onset: float) -> tuple[bool, bool]:
+        """An agent turn starts at ``onset``: (whether it starts over the caller's turn, an
+        agent interruption; whether the caller still sounds). A caller utterance whose
+        sound has ended by then counts as ended."""
         span = self._caller_turn_span
         over = (span is not None and span[0] <= onset < span[1] - 1e-6) or (
             self._mic_open is not None and self._mic_open <= onset
         )
         self._sound_ended_by(onset)
         sounding = self.caller.busy or (self.caller.active and not self._only_tails(onset))
-        latency, answers = self.responses.answer(onset, blocked=over or sounding)
-        return latency, answers, over
+        return over, sounding
 
     def _sound_ended_by(self, t: float) -> None:
         """The caller's utterance whose sound has ended by ``t`` counts as ended, though
@@ -280,10 +280,6 @@ class LineCaller:
             and utt.start_index / SAMPLE_RATE + utt.line_span(self.line_rate)[1] <= t + 1e-9
             for utt in self.caller.overlays()
         )
-
-    def _response_watch(self, t: float) -> None:
-        """No agent turn within the response window of the caller's end: a no_response."""
-        self.responses.watch(t, quiet=self._turn is None and not self.caller_active)
 
     # ---- who speaks next ----------------------------------------------------------------
 
