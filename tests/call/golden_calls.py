@@ -36,7 +36,6 @@ the order written. Every event line is compared byte for byte as the recorder wr
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import tempfile
 from collections.abc import Callable, Sequence
@@ -62,6 +61,7 @@ from sessions.call import (
 )
 from sessions.call.adapt import RuleAdapter
 from sessions.call.commands import CallerSoundNow
+from sessions.call.line_setup import RemoteSpec, build_line_call
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
 from sessions.call.recorder import make_header
 from sessions.llm_client import LLMClient, LLMConfig
@@ -326,18 +326,6 @@ def _run_simulated(
     return recorder.path
 
 
-def _line_setup() -> Any:
-    """The module that builds a line call: it moves from ``sessions.call.far_ends`` to
-    ``sessions.call`` in issue 31's refactor (read both until the move has landed)."""
-    for name in ("sessions.call.line_setup", "sessions.call.far_ends.line_setup"):
-        try:
-            return importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise  # the module is there, something it imports is not
-    raise ModuleNotFoundError("no sessions.call.line_setup", name="sessions.call.line_setup")
-
-
 def _run_line(
     call: GoldenCall,
     config: CallConfig,
@@ -345,9 +333,6 @@ def _run_line(
     policy: TurnTakingPolicy | None,
     shadow: TurnTakingPolicy | None,
 ) -> Path:
-    setup = _line_setup()
-    RemoteSpec, build_line_call = setup.RemoteSpec, setup.build_line_call
-
     assert call.agent is not None
     spec = RemoteSpec(agent="twilio:ws://127.0.0.1:9/", cache_dir=folder / "cache")
     header = make_header(
