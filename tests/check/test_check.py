@@ -70,14 +70,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     scenario.write_text(SCENARIO, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    # One batch after the other: at most three real-time calls at once, so the suite's
-    # other workers' real-time calls keep their CPU (five at once starved them).
+    # One batch after the other, two calls at a time: the suite's other workers' real-time
+    # calls keep their CPU (five at once starved them).
     for name, (flags, calls, seconds) in RUNS.items():
         with ExitStack() as stack:
             agents = [stack.enter_context(running_known_agent(*flags)) for _ in range(calls)]
             argv = [
                 sys.executable, "-m", "cutin_tui", "simulate", "--scenario", str(scenario),
-                "--beta", "1", "--gamma", "0", "--runs", str(calls), "--jobs", str(calls),
+                "--beta", "1", "--gamma", "0", "--runs", str(calls), "--jobs", "2",
                 "--max-seconds", str(seconds), "--out", str(root / name), "--force",
             ]  # fmt: skip
             argv += [a for agent in agents for a in ("--agent", f"twilio:{agent.url}")]
