@@ -44,8 +44,13 @@ def _python(code: str, env: dict[str, str]) -> list[str]:
     return run.stdout.split()
 
 
+THREAD_AND_ALLOCATOR_VARS = ("OPENBLAS_", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", "MALLOC_")
+"""What OpenBLAS and glibc read; an earlier test in the same worker may have set one (the
+example Pipecat bot, loaded as a module, sets OMP_NUM_THREADS)."""
+
+
 def _env(child_env: dict[str, str], **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in child_env.items() if not k.startswith(("OPENBLAS_", "MALLOC_"))}
+    env = {k: v for k, v in child_env.items() if not k.startswith(THREAD_AND_ALLOCATOR_VARS)}
     return {**env, **extra}
 
 
