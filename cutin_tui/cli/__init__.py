@@ -22,6 +22,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("simulate", "cutin_tui.cli.simulate_cmd", "headless batches: scenarios × conditions × runs"),
     ("audit", "cutin_tui.cli.audit_cmd", "realized disfluency and turn-taking rates, with tests"),
     ("check", "cutin_tui.cli.check_cmd", "check a run against expectations: exit 0/1 for CI"),
+    ("compare", "cutin_tui.cli.compare_cmd", "compare two runs measure by measure: regressed?"),
     ("judge", "cutin_tui.cli.judge_cmd", "judge logged calls (rules or LLM) and record verdicts"),
     ("report", "cutin_tui.cli.report_cmd", "render calls turn by turn as Markdown, HTML or JSON"),
     ("inject", "cutin_tui.cli.inject_cmd", "add rule-based disfluencies to text"),

@@ -7,9 +7,11 @@ characters XML 1.0 cannot hold."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from replay.check.evaluate import FAIL, NOT_ENOUGH, PASS, CheckResult, CheckRow
+from replay.check.evaluate import NOT_ENOUGH, PASS, CheckResult, CheckRow
 from replay.check.format import interval, number
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -30,36 +32,59 @@ def _message(row: CheckRow) -> str:
     return f"{row.measure}: expected {row.expected}, {got}, n={row.n}; {row.note}"
 
 
-def render_junit(result: CheckResult, suite: str = "cutin check") -> str:
-    counts = result.counts()
-    failures = counts[FAIL] + counts[NOT_ENOUGH]
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One ``<testcase>``: passed (``failure`` None), failed, or skipped."""
+
+    name: str
+    message: str
+    failure: str | None = None
+    """The failure's type (``threshold``, ``not-enough-data``, ``regressed``...)."""
+    headline: str = ""
+    """The failure's ``message`` attribute starts with this (a verdict)."""
+    skipped: bool = False
+
+
+def junit_xml(suite: str, classname: str, cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
+    """One ``<testsuite>`` of ``cases`` in a ``<testsuites>``: what `cutin check` and
+    `cutin compare` write."""
+    failures = sum(c.failure is not None for c in cases)
+    skipped = sum(c.skipped and c.failure is None for c in cases)
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<testsuites name={_attr(suite)} tests="{len(result.rows)}" failures="{failures}" '
-        'errors="0">',
-        f'  <testsuite name={_attr(suite)} tests="{len(result.rows)}" failures="{failures}" '
-        'errors="0" skipped="0">',
+        f'<testsuites name={_attr(suite)} tests="{len(cases)}" failures="{failures}" errors="0">',
+        f'  <testsuite name={_attr(suite)} tests="{len(cases)}" failures="{failures}" '
+        f'errors="0" skipped="{skipped}">',
     ]
-    for row in result.rows:
-        name = f"{row.measure} {row.expected}"
-        case = f'    <testcase classname="cutin.check" name={_attr(name)}'
-        if row.status == PASS:
-            lines.append(f"{case}>")
-            lines.append(f"      <system-out>{escape(_text(_message(row)))}</system-out>")
-            lines.append("    </testcase>")
-            continue
-        kind = "not-enough-data" if row.status == NOT_ENOUGH else "threshold"
-        lines.append(f"{case}>")
-        lines.append(
-            f"      <failure message={_attr(row.status + ': ' + _message(row))} "
-            f'type="{kind}">{escape(_text(_message(row)))}</failure>'
-        )
+    for case in cases:
+        lines.append(f"    <testcase classname={_attr(classname)} name={_attr(case.name)}>")
+        text = escape(_text(case.message))
+        if case.failure is not None:
+            lines.append(
+                f"      <failure message={_attr(case.headline + case.message)} "
+                f"type={_attr(case.failure)}>{text}</failure>"
+            )
+        elif case.skipped:
+            lines.append(f"      <skipped message={_attr(case.message)}/>")
+        else:
+            lines.append(f"      <system-out>{text}</system-out>")
         lines.append("    </testcase>")
-    if result.notes:
-        notes = "\n".join(result.notes)
-        lines.append(f"    <system-out>{escape(_text(notes))}</system-out>")
+    if notes:
+        lines.append(f"    <system-out>{escape(_text(chr(10).join(notes)))}</system-out>")
     lines += ["  </testsuite>", "</testsuites>"]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["render_junit"]
+def render_junit(result: CheckResult, suite: str = "cutin check") -> str:
+    cases = []
+    for row in result.rows:
+        name = f"{row.measure} {row.expected}"
+        if row.status == PASS:
+            cases.append(Case(name, _message(row)))
+            continue
+        kind = "not-enough-data" if row.status == NOT_ENOUGH else "threshold"
+        cases.append(Case(name, _message(row), kind, row.status + ": "))
+    return junit_xml(suite, "cutin.check", cases, result.notes)
+
+
+__all__ = ["Case", "junit_xml", "render_junit"]
