@@ -241,7 +241,8 @@ class WebRTCLine:
         pc = RTCPeerConnection(RTCConfiguration(iceServers=servers))
         self._pc = pc
         self._caller = _CallerAudio(asyncio.get_running_loop())
-        pc.addTransceiver(self._caller.track(), direction="sendrecv")
+        transceiver = pc.addTransceiver(self._caller.track(), direction="sendrecv")
+        _no_prefetch(transceiver.receiver)
         channel = pc.createDataChannel("cutin", ordered=True)
         self._channel = channel
         channel.on("open", lambda: self._channel_open(channel))
@@ -370,7 +371,8 @@ class WebRTCLine:
             channel.send(json.dumps(CLIENT_READY))
 
     def _channel_message(self, message: str | bytes) -> None:
-        size = len(message) if isinstance(message, bytes) else len(message.encode("utf-8", "replace"))
+        raw = message if isinstance(message, bytes) else message.encode("utf-8", "replace")
+        size = len(raw)
         if not self._channel_rate.admit(size, time.monotonic()):
             self.messages_dropped += 1
             self.bytes_dropped += size
@@ -401,10 +403,12 @@ class WebRTCLine:
         try:
             event = json.loads(message)
         except (ValueError, RecursionError):
-            self._board.error("not_json", f"a data-channel message that is not JSON: {message[:60]!r}")
+            shown = f"{message[:60]!r}"
+            self._board.error("not_json", f"a data-channel message that is not JSON: {shown}")
             return
         if not isinstance(event, dict):
-            self._board.error("not_object", f"a data-channel message that is not an object: {message[:60]!r}")
+            shown = f"{message[:60]!r}"
+            self._board.error("not_object", f"a data-channel message, not an object: {shown}")
             return
         self._event(event)
 
@@ -427,8 +431,8 @@ class WebRTCLine:
         payload = event.get("data")
         if isinstance(payload, dict) and isinstance(payload.get("text"), str):
             data["text"] = payload["text"]
-        self._board.capped(f"event:{kind}", NoticeKind.AGENT_EVENT,
-                           f"the agent sent {kind!r} on the data channel", data, per_key=20)  # fmt: skip
+        said = f"the agent sent {kind!r} on the data channel"
+        self._board.capped(f"event:{kind}", NoticeKind.AGENT_EVENT, said, data, per_key=20)
 
     # -- ending ------------------------------------------------------------------------
 
@@ -548,7 +552,7 @@ class _CallerAudio:
         audio = self
         time_base = fractions.Fraction(1, WIRE_RATE)
 
-        class CallerTrack(MediaStreamTrack):  # type: ignore[misc]
+        class CallerTrack(MediaStreamTrack):
             kind = "audio"
 
             async def recv(self) -> AudioFrame:
@@ -563,6 +567,19 @@ class _CallerAudio:
                 return frame
 
         return CallerTrack()
+
+
+def _no_prefetch(receiver: Any) -> None:
+    """Play the agent's packets as they come: aiortc's audio receiver holds 4 packets
+    (80 ms) before it decodes any, a second jitter buffer in front of the line's
+    :class:`~sessions.lines.base.PlayoutBuffer`, whose depth is the one cutin states and
+    measures with. aiortc has no setting for it; Pipecat replaces the video receiver's
+    buffer the same way."""
+    from aiortc.jitterbuffer import JitterBuffer
+
+    attribute = "_RTCRtpReceiver__jitter_buffer"
+    if isinstance(getattr(receiver, attribute, None), JitterBuffer):
+        setattr(receiver, attribute, JitterBuffer(capacity=16, prefetch=0))
 
 
 def _why(exc: BaseException) -> str:

@@ -90,7 +90,9 @@ def ice_servers(value: str | None = None) -> list[IceServer]:
 
 def offer_body(sdp: str) -> bytes:
     """The POST body of an offer (see the module doc)."""
-    request = {"sdp": sdp, "type": "offer", "pc_id": None, "restart_pc": False, "request_data": {}}
+    request: dict[str, Any] = {
+        "sdp": sdp, "type": "offer", "pc_id": None, "restart_pc": False, "request_data": {}
+    }
     return json.dumps(request).encode("utf-8")
 
 
@@ -119,12 +121,14 @@ def post_offer(url: str, sdp: str, timeout_s: float, name: str, shown: str) -> s
         raise LineError(refused + (hint if exc.code in (404, 405) else "")) from None
     except urllib.error.URLError as exc:
         raise LineError(f"{where} ({_reason(exc.reason, timeout_s, url)})") from None
-    except (TimeoutError, socket.timeout):
-        raise LineError(f"{name}: no answer to the offer from {shown} within {timeout_s:g} s") from None
+    except TimeoutError:
+        late = f"{name}: no answer to the offer from {shown} within {timeout_s:g} s"
+        raise LineError(late) from None
     except (OSError, ValueError) as exc:  # a reset mid-answer, a malformed status line
         raise LineError(f"{where} ({_reason(exc, timeout_s, url)})") from None
     if len(body) > MAX_ANSWER_BYTES:
-        raise LineError(f"{name}: {shown} answered the offer with over {MAX_ANSWER_BYTES >> 10} KiB")
+        big = f"{name}: {shown} answered the offer with over {MAX_ANSWER_BYTES >> 10} KiB"
+        raise LineError(big)
     return answer_sdp(body, name, shown)
 
 
@@ -146,7 +150,7 @@ def answer_sdp(body: bytes, name: str, shown: str) -> str:
 
 
 def _reason(reason: object, timeout_s: float, url: str) -> str:
-    if isinstance(reason, TimeoutError | socket.timeout):
+    if isinstance(reason, TimeoutError):
         return f"no answer within {timeout_s:g} s"
     if isinstance(reason, ConnectionRefusedError):
         return "connection refused: nothing listens there"

@@ -150,11 +150,12 @@ def running_peer(
     answer_audio = _to_wire(silent if reply is None else reply)
     loop = asyncio.new_event_loop()
     pcs: list[Any] = []
+    listeners: list[Any] = []
     peer = Peer(url="")
     started = threading.Event()
     runner_box: list[Any] = []
 
-    class AgentTrack(MediaStreamTrack):  # type: ignore[misc]
+    class AgentTrack(MediaStreamTrack):
         kind = "audio"
 
         def __init__(self, agent: _Agent) -> None:
@@ -198,13 +199,14 @@ def running_peer(
         @pc.on("track")
         def on_track(track: Any) -> None:
             if track.kind == "audio":
-                asyncio.ensure_future(listen(track, agent))
+                listeners.append(asyncio.ensure_future(listen(track, agent)))
 
         @pc.on("datachannel")
         def on_channel(channel: Any) -> None:
-            @channel.on("message")
             def on_message(message: Any) -> None:
                 peer.channel_messages.append(str(message)[:200])
+
+            channel.on("message", on_message)
 
             for message in peer.to_send:
                 channel.send(message)
@@ -217,7 +219,8 @@ def running_peer(
             await pc.close()
             lines = [ln for ln in sdp.splitlines() if not ln.startswith("a=candidate")]
             sdp = "\r\n".join(lines) + "\r\n"
-            sdp = sdp.replace("a=end-of-candidates", "a=candidate:1 1 udp 2130706431 127.0.0.1 9 typ host\r\na=end-of-candidates")
+            nowhere = "a=candidate:1 1 udp 2130706431 127.0.0.1 9 typ host\r\n"
+            sdp = sdp.replace("a=end-of-candidates", nowhere + "a=end-of-candidates")
         peer.truth.append({"event": "call"})
         return web.json_response({"sdp": sdp, "type": "answer", "pc_id": f"peer-{len(pcs)}"})
 
@@ -229,7 +232,7 @@ def running_peer(
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         runner_box.append(runner)
-        port = site._server.sockets[0].getsockname()[1]
+        port = runner.addresses[0][1]
         peer.url = f"http://127.0.0.1:{port}{path}"
         started.set()
 
