@@ -157,10 +157,10 @@ class CompareResult:
             return "regressed"
         if self.fail_on == "any-change" and any(r.verdict == IMPROVED for r in self.rows):
             return "changed"
-        if not self.compared:
-            return "nothing compared"
         if any(self.failing(r) for r in self.rows):
             return "not enough data"
+        if not self.compared:
+            return "nothing compared"
         return "no regression"
 
     def as_dict(self) -> dict[str, Any]:

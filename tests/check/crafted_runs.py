@@ -22,15 +22,18 @@ from sessions.log import (
     Interruption,
     UserTurn,
 )
-from sessions.log.models import AgentInfo, AgentYield, TurnEnd
+from sessions.log.models import AgentInfo, AgentYield, FrameLag, TurnEnd
 from tests.support.logs import header, tendencies, write_log
 
 TURN_S = 6.0
 """Each agent turn's slot on the call's clock."""
 
 
-def call_events(latencies: Sequence[float | None], response_s: float = 0.6) -> list[Event]:
-    """One call: an agent turn per latency, each cut in on 1.5 s after its onset."""
+def call_events(
+    latencies: Sequence[float | None], response_s: float = 0.6, *, lag_p99_s: float = 0.0
+) -> list[Event]:
+    """One call: an agent turn per latency, each cut in on 1.5 s after its onset; its
+    ``end`` logs a frame lag of ``lag_p99_s`` at p99 (over 0.032 s: a lagged call)."""
     ev: list[Event] = []
     for k, latency in enumerate(latencies):
         start = 1.0 + k * TURN_S
@@ -79,7 +82,8 @@ def call_events(latencies: Sequence[float | None], response_s: float = 0.6) -> l
                 speech_s=round(end - start, 6),
             ),
         ]
-    ev.append(EndEvent(t=1.0 + len(latencies) * TURN_S, reason="hangup"))
+    lag = FrameLag(p50_s=0.001, p99_s=lag_p99_s, max_s=lag_p99_s, frames=1000)
+    ev.append(EndEvent(t=1.0 + len(latencies) * TURN_S, reason="hangup", frame_lag=lag))
     return ev
 
 
@@ -91,8 +95,10 @@ def write_run(
     beta: float = 1.0,
     version: str = "0.9.0",
     first_seed: int = 1,
+    lagged: Sequence[int] = (),
 ) -> Path:
-    """A run folder of ``len(calls)`` logs, call ``i`` seeded ``first_seed + i``."""
+    """A run folder of ``len(calls)`` logs, call ``i`` seeded ``first_seed + i`` (the
+    calls ``lagged`` lists lagged: 0.1 s late at p99)."""
     for i, latencies in enumerate(calls):
         seed = first_seed + i
         head = header(
@@ -103,7 +109,8 @@ def write_run(
             cutin_version=version,
             seeds={"seed": seed},
         )
-        write_log(folder / f"call-{seed:03d}.jsonl", call_events(latencies), head)
+        events = call_events(latencies, lag_p99_s=0.1 if i in lagged else 0.0)
+        write_log(folder / f"call-{seed:03d}.jsonl", events, head)
     return folder
 
 
