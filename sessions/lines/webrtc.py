@@ -373,16 +373,6 @@ class WebRTCLine:
     def _channel_message(self, message: str | bytes) -> None:
         raw = message if isinstance(message, bytes) else message.encode("utf-8", "replace")
         size = len(raw)
-        if not self._channel_rate.admit(size, time.monotonic()):
-            self.messages_dropped += 1
-            self.bytes_dropped += size
-            self._board.error(
-                "rate",
-                f"the agent sent over {size_text(self._channel_rate.per_s)} a second on the"
-                " data channel; its messages are dropped unread",
-                {"limit_bytes_per_s": self._channel_rate.per_s},
-            )
-            return
         if size > self.max_channel_message:
             self.messages_dropped += 1
             self.bytes_dropped += size
@@ -391,6 +381,16 @@ class WebRTCLine:
                 f"a data-channel message of {size_text(size)} (over"
                 f" {size_text(self.max_channel_message)}) is dropped",
                 {"size": size, "limit_bytes": self.max_channel_message},
+            )
+            return
+        if not self._channel_rate.admit(size, time.monotonic()):
+            self.messages_dropped += 1
+            self.bytes_dropped += size
+            self._board.error(
+                "rate",
+                f"the agent sent over {size_text(self._channel_rate.per_s)} a second on the"
+                " data channel; its messages are dropped unread",
+                {"limit_bytes_per_s": self._channel_rate.per_s},
             )
             return
         if isinstance(message, bytes):

@@ -239,6 +239,9 @@ def running_peer(
     async def stop() -> None:
         for pc in pcs:
             await pc.close()
+        for task in listeners:
+            task.cancel()
+        await asyncio.gather(*listeners, return_exceptions=True)
         for runner in runner_box:
             await runner.cleanup()
 
