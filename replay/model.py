@@ -17,13 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from sessions.log.models import Backchannel, Interruption
 from sessions.log.models import Event as LogEvent
-
-if TYPE_CHECKING:
-    from replay.tau2.ticks import TickTimeline
 
 Speaker = Literal["agent", "user"]
 TrialKind = Literal["cutin", "tau2"]
@@ -239,6 +236,51 @@ class JudgeVerdict:
         return (self.judge, self.scope, self.turn, self.name)
 
 
+@dataclass(frozen=True, slots=True)
+class TickEffect:
+    """An effect active during one tick of a full-duplex τ2 run (merged into spans across
+    ticks; read by :func:`replay.tau2.ticks.timeline_from_tau2`)."""
+
+    kind: str
+    """vocal_tic | non_directed_speech | burst_noise | muffling."""
+    text: str | None = None
+    file: str | None = None
+
+
+@dataclass(slots=True)
+class TickTimeline:
+    """The per-tick facts of one full-duplex simulation, as flat lists."""
+
+    tick_s: float
+    user_speech: list[bool]
+    agent_speech: list[bool]
+    user_action: list[str | None]
+    user_effects: list[tuple[TickEffect, ...]]
+    user_text: list[str]
+    agent_text: list[str]
+
+    def __len__(self) -> int:
+        return len(self.user_speech)
+
+    def without_end_artifact(self) -> TickTimeline:
+        """Drop a final lone user speech tick (τ2's ``###STOP###`` artifact)."""
+        n = len(self)
+        if n >= 2 and self.user_speech[-1] and not self.user_speech[-2]:
+            return TickTimeline(
+                self.tick_s,
+                self.user_speech[:-1],
+                self.agent_speech[:-1],
+                self.user_action[:-1],
+                self.user_effects[:-1],
+                self.user_text[:-1],
+                self.agent_text[:-1],
+            )
+        return self
+
+    def time(self, tick: int) -> float:
+        return tick * self.tick_s
+
+
 @dataclass(slots=True)
 class Trial:
     """One call or one τ2 simulation, ready to replay."""
@@ -361,6 +403,8 @@ __all__ = [
     "OutOfTurnEffect",
     "Speaker",
     "Tau2Event",
+    "TickEffect",
+    "TickTimeline",
     "ToolCallEvent",
     "ToolResultEvent",
     "Trial",

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import positive_int
-from replay.report.plural import plural
-from sessions.inert_text import terminal_line
-from sessions.safe_files import shown_name
+from replay.plural import plural
+from sessions.hostile.inert_text import terminal_line
+from sessions.hostile.safe_files import shown_name
 
 if TYPE_CHECKING:
     from replay.check.evaluate import CheckResult
@@ -63,7 +63,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def expectations_of(path: str | None, calls: list[RunCall]) -> Expectations:
     """--expect FILE's, else the [expect] tables of the scenarios the logs name."""
     from replay.check.expectations import merge, parse_expectations_text
-    from sessions.safe_files import read_text
+    from sessions.hostile.safe_files import read_text
     from sessions.scenarios import (
         ScenarioError,
         line_scenario_names,
@@ -120,7 +120,7 @@ def check(
     from replay.check.load import load_run
     from replay.check.markdown import render_markdown
     from replay.errors import LoadError
-    from sessions.inert_text import inert_json
+    from sessions.hostile.inert_text import inert_json
 
     if calls is None:
         try:
@@ -176,7 +176,7 @@ def expectations_before_batch(args: argparse.Namespace, scenarios: list[Any]) ->
     """With --check, the expectations, read before any call is made (a bad file is exit 2
     at once); None without --check."""
     from replay.check.expectations import merge, parse_expectations_text
-    from sessions.safe_files import read_text
+    from sessions.hostile.safe_files import read_text
     from sessions.scenarios.model import MAX_FILE_BYTES
 
     if not args.check:

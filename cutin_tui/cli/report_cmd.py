@@ -8,8 +8,8 @@ from pathlib import Path
 
 from cutin_tui.cli import CliError
 from cutin_tui.cli.inputs import load_inputs, print_warnings
-from replay.report.plural import plural
-from sessions.safe_files import shown_name
+from replay.plural import plural
+from sessions.hostile.safe_files import shown_name
 
 DESCRIPTION = (
     "Render calls turn by turn — cut markers, the unheard part of cut turns, disfluency "

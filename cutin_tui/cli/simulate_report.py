@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from replay.report.plural import plural
+from replay.plural import plural
 
 if TYPE_CHECKING:
     from sessions.batch.filing import CallOutcome
@@ -111,7 +111,7 @@ def report(
 
 
 def _line(text: str) -> str:
-    from sessions.inert_text import terminal_line
+    from sessions.hostile.inert_text import terminal_line
 
     return terminal_line(text)
 

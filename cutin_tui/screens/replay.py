@@ -29,16 +29,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.worker import Worker, WorkerState
 
-from cutin_tui.replay_audio import RecordingClip, play_clip, turn_clip
-from cutin_tui.replay_commands import ReplayCommands
-from cutin_tui.replay_nav import Position, Predicate, find, is_cut, is_failure
-from cutin_tui.turn_layout import TurnTable, format_time, judge_groups
+from cutin_tui.screens.replay_audio import RecordingClip, play_clip, turn_clip
+from cutin_tui.screens.replay_commands import ReplayCommands
+from cutin_tui.views.replay_nav import Position, Predicate, find, is_cut, is_failure
+from cutin_tui.views.turn_layout import TurnTable, format_time, judge_groups
 from cutin_tui.widgets.trial_list import TrialList
 from cutin_tui.widgets.turn_view import TurnHeader, TurnView
 from replay.load import load_one
 from replay.model import Batch, JudgeVerdict, Trial
-from replay.report.plural import plural
-from sessions.safe_files import clean_text, is_dir, shown_name, terminal_line
+from replay.plural import plural
+from sessions.hostile.safe_files import clean_text, is_dir, shown_name, terminal_line
 
 LOAD_GROUP = "replay-load"
 STYLES = Path(__file__).resolve().parents[1] / "styles" / "replay.tcss"
@@ -245,7 +245,7 @@ class ReplayScreen(Screen[None]):
     def _describe_source(self) -> str:
         # A file name is hostile like the file: its control characters must not reach
         # the terminal through the header (clean_text shows them as Control Pictures).
-        from sessions.safe_files import clean_text
+        from sessions.hostile.safe_files import clean_text
 
         if self.paths:
             names = ", ".join(clean_text(p.name or str(p)) for p in self.paths[:3])

@@ -32,6 +32,7 @@ from replay.model import (
     Trial,
     Turn,
 )
+from replay.plural import plural
 from replay.report.black_box import (
     answer_is_bad,
     answer_phrase,
@@ -43,7 +44,6 @@ from replay.report.black_box import (
     turn_cut,
 )
 from replay.report.confidence import confidence_note, marked, unsure_indices
-from replay.report.plural import plural
 from replay.report.wording import (
     CUT,
     GLYPH,

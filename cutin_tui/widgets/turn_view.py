@@ -27,7 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from cutin_tui.turn_layout import (
+from cutin_tui.views.turn_layout import (
     GAP,
     GUTTER_W,
     SPEAKER_W,
@@ -38,7 +38,7 @@ from cutin_tui.turn_layout import (
     TurnTable,
     format_time,
 )
-from replay.report.plural import plural
+from replay.plural import plural
 
 ROLES = (
     "header",
@@ -83,7 +83,7 @@ ROLES = (
 
 
 class TurnView(ScrollView, can_focus=True):
-    """Shows one :class:`~cutin_tui.turn_layout.TurnTable`; ``cursor`` is the focused row."""
+    """Shows one :class:`~cutin_tui.views.turn_layout.TurnTable`; ``cursor`` is the focused row."""
 
     COMPONENT_CLASSES = {f"turn-view--{role}" for role in ROLES}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from replay.audit.cells import condition_label
 from replay.audit.groups import Row
 from replay.audit.provenance import agent_label
 from replay.audit.sessions import Conversation
@@ -59,8 +60,6 @@ def mixed_rows(convs: Sequence[Conversation]) -> list[Row]:
 
 def pooled_agents(groups: Sequence[Any]) -> list[str]:
     """A note per condition that pools calls to more than one agent."""
-    from replay.audit.render import condition_label
-
     out: list[str] = []
     for g in groups:
         agents = sorted({agent_label(c.header) for c in g.conversations if c.kind == "cutin"})

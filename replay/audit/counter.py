@@ -104,13 +104,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+# τ2's control tokens ("###STOP###"): orchestration, never heard.
+from replay.tau2.control import TOKEN as CONTROL_TOKEN
+
 # Em dash, horizontal bar, and the ASCII stand-in "--" (LLMs write "---" for a dash).
 _SEPARATORS = re.compile(r"[\u2014\u2015]|-{2,}")
 # "[pause]", "[cough]", "[clears throat]": directions to a speech engine, not words.
 _DIRECTIONS = re.compile(r"\[[^\[\]]{0,40}\]")
 _FILLER = re.compile(r"u+m+|u+h+m*|e+r+m*")
-# τ2's control tokens ("###STOP###"): orchestration, never heard (see replay.tau2.control).
-CONTROL_TOKEN = re.compile(r"###([A-Z][A-Z_-]*)###")
 # A sentence ends at . ! ? (closing quotes/brackets may follow); "..." and "…" do not.
 _SENTENCE_END = re.compile(r"(?<![.\u2026])[.!?][\"'\u201d\u2019)\]]*$")
 _CUT_MARKS = ("-", "\u2010", "\u2011")
@@ -420,7 +421,6 @@ def spoken_insertion_counts(
 
 
 __all__ = [
-    "CONTROL_TOKEN",
     "InsertionCounts",
     "InsertionLike",
     "TurnCounts",

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from replay.audit.cells import condition_label
 from replay.audit.groups import Group, Key, Row, condition_key, interval
 from replay.audit.sessions import DIALS, PAIR_KEY_DOC, Conversation, agent_identity, agent_label
 from replay.audit.stats import (
@@ -188,8 +189,6 @@ def _paired_row(
     shared = sorted(set(t) & set(b))
     if not (t or b or t_out or b_out):
         return None
-    from replay.audit.render import condition_label
-
     alone = [
         (t[k][2], f"no call of the same agent, kind and scenario under {condition_label(other)}")
         for k, other in ((k, baseline.condition) for k in sorted(set(t) - set(b)))

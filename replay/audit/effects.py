@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from replay.audit.cells import condition_label
 from replay.audit.sessions import condition_of
 
 if TYPE_CHECKING:
@@ -100,8 +101,6 @@ def effects_table(rows: Sequence[dict[str, Any]]) -> Table:
     """The rows as a rich table (imported lazily: rich is the CLI's)."""
     from rich import box
     from rich.table import Table
-
-    from replay.audit.render import condition_label
 
     table = Table(
         title="τ2 speech effects: configured vs realized",

@@ -4,104 +4,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from replay.report.plural import plural
-from sessions.safe_files import terminal_line
+from replay.audit.cells import (
+    DIAL_LABELS,
+    FEW,
+    caption,
+    ci_text,
+    compact_table,
+    condition_label,
+    few_note,
+    gated,
+    inert,
+    num,
+    p_value,
+    pct,
+    print_table,
+)
+from replay.audit.render_agent import agent_table
+from replay.audit.render_notes import by_source_table, print_notes
+from replay.plural import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
     from replay.audit.report import AuditReport, Row
-
-_DIAL_LABELS = {"alpha": "α", "beta": "β", "gamma": "γ"}
-_TEXT_COLUMNS = frozenset(
-    {"condition", "behaviour", "within", "realized", "baseline", "metric", "call", "source", "span"}
-)
-FEW = "†"
-"""Marks a rate printed as its count (fewer than 10 events, or one conversation)."""
-
-
-def _table(title: str, columns: Sequence[str]) -> Table:
-    """A compact table: numbers right-aligned and never wrapped; text columns wrap."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in columns:
-        if name in _TEXT_COLUMNS:
-            # print_table stacks the rows when the table does not fit unwrapped.
-            table.add_column(name, justify="left", overflow="fold")
-        else:
-            table.add_column(name, justify="right", no_wrap=True)
-    return table
-
-
-def condition_label(condition: dict[str, Any]) -> str:
-    """``{"alpha": 0.25, "policy": "rules"}`` → ``α 0.25 · rules``."""
-    parts: list[str] = []
-    for k, v in condition.items():
-        if v is None:
-            continue  # e.g. τ2 trials have no dials
-        if k in _DIAL_LABELS:
-            parts.append(f"{_DIAL_LABELS[k]} {v:g}" if isinstance(v, int | float) else f"{k}={v}")
-        else:
-            parts.append(str(v) if k in ("policy", "model", "scenario") else f"{k}={v}")
-    return _inert(" · ".join(parts) or "all")
-
-
-def _inert(text: str) -> str:
-    """Text from a file for a rich console: no markup of its own, no control codes."""
-    from rich.markup import escape
-
-    return escape(terminal_line(text))
-
-
-def _num(v: float | None, digits: int = 2) -> str:
-    return "—" if v is None else f"{v:.{digits}f}"
-
-
-def _pct(v: float | None) -> str:
-    return "—" if v is None else f"{100 * v:.1f}%"
-
-
-def _ci(ci: Sequence[float] | None, digits: int = 1) -> str:
-    return "—" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
-
-
-def _gated(row: Row, key: str, digits: int = 1) -> str:
-    """An interval, or the count and a † when too few events hide it."""
-    why = (row.get("hidden") or {}).get(key)
-    if why is None:
-        return _ci(row.get(key), digits)
-    return f"n={why.split(' ', 1)[0]} {FEW}" if why[0].isdigit() else f"1 conv. {FEW}"
-
-
-def few_note(rows: Sequence[Row]) -> str | None:
-    """The footnote for † when any row hides an interval or a rate."""
-    if not any(r.get("hidden") for r in rows):
-        return None
-    return (
-        f"{FEW} fewer than 10 events (the count n is shown) or one conversation: no "
-        "interval (τ-Voice hides such rates too; resampling so few gives back the "
-        "events themselves, one call a single point)"
-    )
-
-
-def _caption(table: Table, notes: Sequence[str | None]) -> None:
-    lines = [n for n in notes if n]
-    if table.caption:
-        lines.insert(0, str(table.caption))
-    if lines:
-        table.caption = "\n".join(lines)
-        table.caption_justify = "left"
-
-
-def _p(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:.2g}" if v >= 1e-3 else f"{v:.1e}"
 
 
 def _positions(pos: dict[str, int]) -> str:
@@ -112,7 +40,7 @@ def _positions(pos: dict[str, int]) -> str:
 
 
 def disfluency_table(rows: Sequence[Row]) -> Table:
-    table = _table(
+    table = compact_table(
         "Disfluency — per 1,000 words; 95% bootstrap intervals over conversations",
         (
             "condition",
@@ -132,42 +60,42 @@ def disfluency_table(rows: Sequence[Row]) -> Table:
         initial = (
             "—"
             if r["initial_share"] is None
-            else f"{r['initial_share']:.3f} {_gated(r, 'initial_ci', 2)}"
+            else f"{r['initial_share']:.3f} {gated(r, 'initial_ci', 2)}"
         )
-        vmr = "—" if r["vmr"] is None else f"{r['vmr']:.2f} {_gated(r, 'vmr_ci', 2)}"
+        vmr = "—" if r["vmr"] is None else f"{r['vmr']:.2f} {gated(r, 'vmr_ci', 2)}"
         table.add_row(
             condition_label(r["condition"]),
             str(r["conversations"]),
             str(r["turns"]),
             f"{r['words']:,}",
-            _num(r["fillers_per_1k"]),
-            _num(r["repetitions_per_1k"]),
-            _num(r["combined_per_1k"]),
-            _gated(r, "combined_ci"),
+            num(r["fillers_per_1k"]),
+            num(r["repetitions_per_1k"]),
+            num(r["combined_per_1k"]),
+            gated(r, "combined_ci"),
             initial,
-            _pct(r["any_share"]),
+            pct(r["any_share"]),
             vmr,
         )
-    _caption(table, [few_note(rows)])
+    caption(table, [few_note(rows)])
     return table
 
 
 def _few_pct(r: Row, hidden: dict[str, str]) -> str:
     """The share of actions at their turn's first opportunity, or its count."""
     if "first_share" not in hidden or not r.get("actions"):
-        return _pct(r.get("first_share"))
+        return pct(r.get("first_share"))
     return f"{(r.get('positions') or {}).get('1', 0)} of {r['actions']} {FEW}"
 
 
 def _few_rate(r: Row, hidden: dict[str, str], key: str, events: str) -> str:
     """A pauses-per-minute control, or its count of pauses."""
     if key not in hidden or r.get(events) is None:
-        return _num(r.get(key), 1)
+        return num(r.get(key), 1)
     return f"n={r[events]} {FEW}"
 
 
 def turn_taking_table(rows: Sequence[Row]) -> Table:
-    table = _table(
+    table = compact_table(
         "Turn-taking — realized per opportunity and per agent turn",
         (
             "condition",
@@ -198,11 +126,11 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
             f"{r['actions']:,}",
             f"{r['actions']} of {r['opportunities']} {FEW}"
             if "per_opportunity" in hidden
-            else _pct(r["per_opportunity"]),
+            else pct(r["per_opportunity"]),
             f"{r['agent_turns']:,}",
             f"{r['actions']} in {r['agent_turns']} {FEW}"
             if "per_turn" in hidden
-            else _num(r["per_turn"], 3),
+            else num(r["per_turn"], 3),
             str(r.get("manual", "—")),
             _few_pct(r, hidden),
             _positions(r.get("positions") or {}),
@@ -231,7 +159,7 @@ def turn_taking_table(rows: Sequence[Row]) -> Table:
 
 
 def trend_table(rows: Sequence[Row]) -> Table:
-    table = _table(
+    table = compact_table(
         "Trend — Kendall's τ-b, configured strength against the realized value",
         ("within", "dial", "levels", "realized", "n", "τ-b", "p"),
     )
@@ -239,22 +167,22 @@ def trend_table(rows: Sequence[Row]) -> Table:
     for r in rows:
         within = condition_label(r["condition"])
         if len(agents) > 1:
-            within += f" · agent {_inert(str(r.get('agent')))}"
+            within += f" · agent {inert(str(r.get('agent')))}"
         table.add_row(
             within,
-            _DIAL_LABELS.get(r["field"], r["field"]),
+            DIAL_LABELS.get(r["field"], r["field"]),
             ", ".join(f"{v:g}" for v in r["levels"]),
             r["metric"],
             f"{r['n']:,}",
-            _num(r["tau_b"], 3),
-            _p(r["p"]),
+            num(r["tau_b"], 3),
+            p_value(r["p"]),
         )
     return table
 
 
 def paired_table(rows: Sequence[Row]) -> Table:
     keys = sorted({str(r.get("pair_key") or "scenario") for r in rows})
-    table = _table(
+    table = compact_table(
         f"Paired against the baseline by session ({', '.join(keys)}) — "
         "Wilcoxon signed-rank, two-sided",
         ("condition", "baseline", "metric", "pairs", "nonzero", "mean Δ", "95% CI", "W", "p"),
@@ -262,7 +190,7 @@ def paired_table(rows: Sequence[Row]) -> Table:
     notes: list[str] = []
     for r in rows:
         mean = r["mean_diff"]
-        p = _p(r["p"])
+        p = p_value(r["p"])
         if r.get("note"):
             if r["note"] not in notes:
                 notes.append(r["note"])
@@ -279,8 +207,8 @@ def paired_table(rows: Sequence[Row]) -> Table:
             "—" if mean is None else f"{mean:+.2f}",
             f"{plural(r['pairs'], 'pair')} {FEW}"
             if (r.get("hidden") or {}).get("ci")
-            else _ci(r["ci"], 2),
-            _num(r["w"], 1),
+            else ci_text(r["ci"], 2),
+            num(r["w"], 1),
             p,
         )
     captions = []
@@ -295,9 +223,9 @@ def paired_table(rows: Sequence[Row]) -> Table:
     if any((r.get("hidden") or {}).get("ci") for r in rows):
         captions.append(f"{FEW} fewer than 10 pairs: no interval of the mean difference")
     captions += [
-        f"⚠ {_inert(r['metric'])} is a negative control (no dial can move it) and moved "
-        f"(p {_p(r['p'])}, {condition_label(r['condition'])}): likely "
-        f"{_inert(r['flag'])}"
+        f"⚠ {inert(r['metric'])} is a negative control (no dial can move it) and moved "
+        f"(p {p_value(r['p'])}, {condition_label(r['condition'])}): likely "
+        f"{inert(r['flag'])}"
         for r in rows
         if r.get("flag")
     ]
@@ -307,39 +235,6 @@ def paired_table(rows: Sequence[Row]) -> Table:
     return table
 
 
-def print_table(table: Table, console: Console) -> None:
-    """``table`` when it fits the console's width; else stacked, one block per row
-    with a line per column, so that no line is wider than the console and no word
-    is cut in two."""
-    from rich.measure import Measurement
-    from rich.text import Text
-
-    unbounded = console.options.update_width(10_000)  # else the minimum is capped
-    # Only whole: Rich narrows the widest text column below its longest word when
-    # the table must shrink, so a table that cannot be drawn unwrapped is stacked.
-    if Measurement.get(console, unbounded, table).maximum <= console.width:
-        console.print(table)
-        return
-    if table.title:
-        console.print(Text.from_markup(str(table.title), style="bold"))
-    cells = [[_flat(cell) for cell in column.cells] for column in table.columns]
-    names = [_flat(column.header) for column in table.columns]
-    for row in range(table.row_count):
-        console.print(Text.from_markup(cells[0][row], style="bold"), overflow="fold")
-        for name, column in zip(names[1:], cells[1:], strict=True):
-            line = Text.from_markup(f"  {name}: ", style="dim")
-            line.append_text(Text.from_markup(column[row]))
-            console.print(line, overflow="fold")
-    if table.caption:
-        console.print(Text.from_markup(str(table.caption), style="dim"))
-    console.print()
-
-
-def _flat(cell: object) -> str:
-    """A cell's markup on one line (a cell may hold a value and its interval)."""
-    return " ".join(str(cell).split())
-
-
 def print_report(report: AuditReport, console: Console) -> None:
     """All tables that have rows, then the warnings."""
     printed = False
@@ -347,15 +242,11 @@ def print_report(report: AuditReport, console: Console) -> None:
         print_table(disfluency_table(report.disfluency), console)
         printed = True
     if report.by_source:
-        from replay.audit.render_notes import by_source_table
-
         print_table(by_source_table(report.by_source), console)
     if report.turn_taking:
         print_table(turn_taking_table(report.turn_taking), console)
         printed = True
     if report.agent_under_test:
-        from replay.report.agent_render import agent_table
-
         print_table(agent_table(report.agent_under_test), console)
         printed = True
     trends = [r for r in report.tests if r["test"] == "kendall_tau_b"]
@@ -364,8 +255,6 @@ def print_report(report: AuditReport, console: Console) -> None:
         print_table(trend_table(trends), console)
     if paired:
         print_table(paired_table(paired), console)
-    from replay.audit.render_notes import print_notes
-
     printed = print_notes(report, console) or printed
     if not printed:
         console.print("nothing to audit: no user turns and no turn-taking in the input")
@@ -374,7 +263,7 @@ def print_report(report: AuditReport, console: Console) -> None:
         f"conditions by {', '.join(report.by) or 'nothing'}[/dim]"
     )
     for w in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {_inert(w)}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {inert(w)}", highlight=False)
 
 
 def report_json(report: AuditReport) -> str:
@@ -383,7 +272,6 @@ def report_json(report: AuditReport) -> str:
 
 
 __all__ = [
-    "condition_label",
     "disfluency_table",
     "paired_table",
     "print_report",

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from replay.audit.render import (
-    _caption,
-    _gated,
-    _inert,
-    _num,
-    _table,
+from replay.audit.cells import (
+    caption,
+    compact_table,
     condition_label,
     few_note,
+    gated,
+    inert,
+    num,
     print_table,
 )
 
@@ -43,23 +43,23 @@ _BY_SOURCE_COLUMNS = (
 
 
 def by_source_table(rows: Sequence[Row]) -> Table:
-    table = _table(
+    table = compact_table(
         "Disfluency by source of the caller's text — per 1,000 words",
         _BY_SOURCE_COLUMNS,
     )
     for r in rows:
         table.add_row(
             condition_label(r["condition"]),
-            _inert(str(r["source_label"])),
+            inert(str(r["source_label"])),
             str(r["conversations"]),
             str(r["turns"]),
             f"{r['words']:,}",
-            _num(r["fillers_per_1k"]),
-            _num(r["repetitions_per_1k"]),
-            _num(r["combined_per_1k"]),
-            _gated(r, "combined_ci"),
+            num(r["fillers_per_1k"]),
+            num(r["repetitions_per_1k"]),
+            num(r["combined_per_1k"]),
+            gated(r, "combined_ci"),
         )
-    _caption(
+    caption(
         table,
         [
             "compare α within one source: an interruption's turn opens with a scenario "
@@ -71,7 +71,7 @@ def by_source_table(rows: Sequence[Row]) -> Table:
 
 
 def mixed_table(rows: Sequence[Row]) -> Table:
-    table = _table(
+    table = compact_table(
         "Calls whose dials changed mid-call — by span, left out of the condition tables",
         (
             "call",
@@ -91,8 +91,8 @@ def mixed_table(rows: Sequence[Row]) -> Table:
     for r in rows:
         for k, span in enumerate(r["spans"]):
             table.add_row(
-                _inert(str(r["call"])) if k == 0 else "",
-                _inert(str(span["label"])),
+                inert(str(r["call"])) if k == 0 else "",
+                inert(str(span["label"])),
                 f"{span['start_t']:.1f}",
                 "end" if span["end_t"] is None else f"{span['end_t']:.1f}",
                 str(span["agent_turns"]),
@@ -104,14 +104,14 @@ def mixed_table(rows: Sequence[Row]) -> Table:
                 str(span["words"]),
                 str(span["disfluencies"]),
             )
-    _caption(
+    caption(
         table,
         [
             "a call whose dials changed belongs to no single condition: its spans are not "
             "independent sessions (what one dial did shapes what the next one meets), so "
             "they are counted here, with no rate interval and no test"
         ]
-        + [f"{_inert(str(r['call']))}: {_inert(str(r['changes']))}" for r in rows],
+        + [f"{inert(str(r['call']))}: {inert(str(r['changes']))}" for r in rows],
     )
     return table
 
@@ -137,12 +137,12 @@ def print_notes(report: AuditReport, console: Console) -> bool:
     if lines:
         console.print("[bold]Unpaired calls[/bold] (left out of the paired tests)")
         for line in lines[:MAX_LISTED]:
-            console.print(f"  {_inert(line)}", highlight=False)
+            console.print(f"  {inert(line)}", highlight=False)
         if len(lines) > MAX_LISTED:
             console.print(f"  … and {len(lines) - MAX_LISTED} more (all in --json)")
         console.print()
     for note in report.notes:
-        console.print(f"[cyan]note:[/cyan] {_inert(note)}", highlight=False)
+        console.print(f"[cyan]note:[/cyan] {inert(note)}", highlight=False)
     return printed
 
 

@@ -34,8 +34,7 @@ from replay.audit.counter import count
 from replay.audit.sessions import Conversation
 
 if TYPE_CHECKING:
-    from replay.model import Trial
-    from replay.tau2.ticks import TickTimeline
+    from replay.model import TickTimeline, Trial
 
 CHECK_INTERVAL_S = 2.0
 """τ-Voice's ``interruption_check_interval_seconds`` in the published runs."""

@@ -44,7 +44,7 @@ from replay.model import (
     Trial,
     Turn,
 )
-from replay.report.plural import plural
+from replay.plural import plural
 
 JUDGE = "rules"
 YIELD_WINDOW_S = 2.0

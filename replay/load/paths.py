@@ -37,8 +37,7 @@ from replay.tau2 import (
     load_wrapped_file,
 )
 from replay.tau2.sidecar import SIDECAR_SCHEMA, default_sidecar, is_sidecar, merge_sidecar
-from sessions.log.reader import LogError, read_session
-from sessions.safe_files import (
+from sessions.hostile.safe_files import (
     FileError,
     JsonSyntaxError,
     binary_kind,
@@ -55,6 +54,7 @@ from sessions.safe_files import (
     shown_name,
     terminal_line,
 )
+from sessions.log.reader import LogError, read_session
 
 _WRITE_BACK = frozenset({"source"})
 """Trial fields that name a file cutin appends to (``cutin judge``): never rewritten."""
@@ -113,7 +113,7 @@ def load_log(path: Path | str) -> Trial:
             raise LoadError(f"{path}: a binary file ({kind}), not a cutin session log") from None
         raise LoadError(str(exc)) from None
     # A log keeps its text exactly (it is appended to and rewritten by nobody); what
-    # is shown of it never carries a control character (sessions.safe_files).
+    # is shown of it never carries a control character (sessions.hostile.safe_files).
     trial = trial_from_session(session)
     del session  # its events: the trial holds what it needs of them
     if _file_may_hold_controls(Path(path)):  # the walk costs; most logs need none

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from replay.model import Turn, WordTime
-from replay.report.plural import plural
+from replay.plural import plural
 
 UNSURE_BELOW = 0.6
 """A heard word whose probability is below this is shown as unsure."""

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 
 from replay.judges.columns import judge_groups, judge_title
 from replay.model import JudgeVerdict, Trial, Turn
+from replay.plural import plural
 from replay.report.agent_render import call_markdown
 from replay.report.black_box import cut_marks, turn_cut
 from replay.report.confidence import marked_spoken
 from replay.report.data import build_report
-from replay.report.plural import plural
 from replay.report.wording import (
     CUT,
     GLYPH,

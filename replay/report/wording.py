@@ -1,7 +1,7 @@
 """The words a turn and a call are shown with, in reports and in the replay screen.
 
 One place for them, so ``cutin report`` (Markdown, HTML) and the TUI's turn table
-(:mod:`cutin_tui.turn_layout`) say the same thing: the verdict glyphs, the cut
+(:mod:`cutin_tui.views.turn_layout`) say the same thing: the verdict glyphs, the cut
 marker, what stands for a turn without words, which tokens a disfluency inserted,
 a call's title and facts, the note under a cut turn, how an inline event reads.
 Pure text, no Textual and no markup: each caller escapes or styles the words (the
@@ -30,11 +30,11 @@ from replay.model import (
     Trial,
     Turn,
 )
+from replay.plural import plural
 from replay.report.black_box import answer_phrase, false_yield_mark, false_yields, line_agent
-from replay.report.plural import plural
 from replay.tau2.effects import environment_label
+from sessions.hostile.safe_files import shown_name
 from sessions.log.models import AgentYield, Opportunity, ShortPause, TurnEnd
-from sessions.safe_files import shown_name
 
 GLYPH = {PASS: "✓", FAIL: "✗", WARN: "!", INFO: "i", ERROR: "⚠"}
 NOT_JUDGED = "·"

@@ -10,7 +10,10 @@ disfluency counter never counts them.
 
 from __future__ import annotations
 
-from replay.audit.counter import CONTROL_TOKEN as TOKEN
+import re
+
+TOKEN = re.compile(r"###([A-Z][A-Z_-]*)###")
+"""A control token; group 1 is its name (``STOP``, ``TRANSFER``, ...)."""
 
 EVENTS: dict[str, tuple[str, str]] = {
     "STOP": ("hang_up", "hang-up"),

@@ -10,7 +10,7 @@ from replay.model import Trial
 from replay.tau2.effects import attach_effects
 from replay.tau2.messages import parse_time, strip_controls, turns_from_messages
 from replay.tau2.tick_turns import analyze
-from replay.tau2.ticks import DEFAULT_TICK_S, TickTimeline
+from replay.tau2.ticks import DEFAULT_TICK_S, timeline_from_tau2
 from replay.tau2.verdicts import (
     auth_verdict,
     hallucination_verdicts,
@@ -66,7 +66,7 @@ def trial_from_simulation(
         trial.meta["file"] = sim["_file"]
     if isinstance(ticks, list) and ticks:
         try:
-            timeline = TickTimeline.from_tau2(ticks, _tick_s(info))
+            timeline = timeline_from_tau2(ticks, _tick_s(info))
         except ValueError as exc:
             raise LoadError(f"{trial.source}: simulation {trial.id}: {exc}") from None
         trial.ticks = timeline

@@ -30,11 +30,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from replay.model import TickTimeline
 from replay.tau2.ticks import (
     NON_DIRECTED,
     VOCAL_TIC,
     Segment,
-    TickTimeline,
     out_of_turn_effects,
     overlaps,
     segments,

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from replay.model import TickEffect, TickTimeline
+
 DEFAULT_TICK_S = 0.2
 TURN_JOIN_GAP_S = 1.0
 """Same-speaker segments closer than this (and not separated by the other side)
@@ -38,74 +40,30 @@ BURST_NOISE = "burst_noise"
 MUFFLING = "muffling"
 
 
-@dataclass(frozen=True, slots=True)
-class TickEffect:
-    """An effect active during one tick (merged into spans across ticks)."""
-
-    kind: str
-    """vocal_tic | non_directed_speech | burst_noise | muffling."""
-    text: str | None = None
-    file: str | None = None
-
-
-@dataclass(slots=True)
-class TickTimeline:
-    """The per-tick facts of one full-duplex simulation, as flat lists."""
-
-    tick_s: float
-    user_speech: list[bool]
-    agent_speech: list[bool]
-    user_action: list[str | None]
-    user_effects: list[tuple[TickEffect, ...]]
-    user_text: list[str]
-    agent_text: list[str]
-
-    def __len__(self) -> int:
-        return len(self.user_speech)
-
-    @classmethod
-    def from_tau2(cls, ticks: Sequence[Mapping[str, Any]], tick_s: float) -> TickTimeline:
-        """Read τ2 tick objects (``agent_chunk`` / ``user_chunk`` per tick)."""
-        user_speech: list[bool] = []
-        agent_speech: list[bool] = []
-        actions: list[str | None] = []
-        effects: list[tuple[TickEffect, ...]] = []
-        user_text: list[str] = []
-        agent_text: list[str] = []
-        for i, tick in enumerate(ticks):
-            if not isinstance(tick, Mapping):
-                raise ValueError(f"tick {i} is not an object")
-            user = _chunk(tick.get("user_chunk"))
-            agent = _chunk(tick.get("agent_chunk"))
-            user_speech.append(_speaks(user))
-            agent_speech.append(_speaks(agent))
-            action = None
-            if user is not None and isinstance(user.get("turn_taking_action"), Mapping):
-                raw_action = user["turn_taking_action"].get("action")
-                action = str(raw_action) if raw_action else None
-            actions.append(action)
-            effects.append(_effects(user))
-            user_text.append(_text(user))
-            agent_text.append(_text(agent))
-        return cls(tick_s, user_speech, agent_speech, actions, effects, user_text, agent_text)
-
-    def without_end_artifact(self) -> TickTimeline:
-        """Drop a final lone user speech tick (τ2's ``###STOP###`` artifact)."""
-        n = len(self)
-        if n >= 2 and self.user_speech[-1] and not self.user_speech[-2]:
-            return TickTimeline(
-                self.tick_s,
-                self.user_speech[:-1],
-                self.agent_speech[:-1],
-                self.user_action[:-1],
-                self.user_effects[:-1],
-                self.user_text[:-1],
-                self.agent_text[:-1],
-            )
-        return self
-
-    def time(self, tick: int) -> float:
-        return tick * self.tick_s
+def timeline_from_tau2(ticks: Sequence[Mapping[str, Any]], tick_s: float) -> TickTimeline:
+    """Read τ2 tick objects (``agent_chunk`` / ``user_chunk`` per tick)."""
+    user_speech: list[bool] = []
+    agent_speech: list[bool] = []
+    actions: list[str | None] = []
+    effects: list[tuple[TickEffect, ...]] = []
+    user_text: list[str] = []
+    agent_text: list[str] = []
+    for i, tick in enumerate(ticks):
+        if not isinstance(tick, Mapping):
+            raise ValueError(f"tick {i} is not an object")
+        user = _chunk(tick.get("user_chunk"))
+        agent = _chunk(tick.get("agent_chunk"))
+        user_speech.append(_speaks(user))
+        agent_speech.append(_speaks(agent))
+        action = None
+        if user is not None and isinstance(user.get("turn_taking_action"), Mapping):
+            raw_action = user["turn_taking_action"].get("action")
+            action = str(raw_action) if raw_action else None
+        actions.append(action)
+        effects.append(_effects(user))
+        user_text.append(_text(user))
+        agent_text.append(_text(agent))
+    return TickTimeline(tick_s, user_speech, agent_speech, actions, effects, user_text, agent_text)
 
 
 def _chunk(value: Any) -> Mapping[str, Any] | None:
@@ -367,10 +325,9 @@ __all__ = [
     "EffectSpan",
     "Overlap",
     "Segment",
-    "TickEffect",
-    "TickTimeline",
     "effect_spans",
     "out_of_turn_effects",
     "overlaps",
     "segments",
+    "timeline_from_tau2",
 ]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replay.model import FAIL, INFO, PASS, WARN, JudgeVerdict, Trial
-from replay.report.plural import plural
+from replay.plural import plural
 from replay.tau2.messages import call_label, short
 
 # Which reward_info check belongs to which reward_basis entry.

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cutin_tui.call_view import AgentEntry, CallView
-from cutin_tui.turn_layout import Columns, TurnTable
+from cutin_tui.views.call_view import AgentEntry, CallView
+from cutin_tui.views.turn_layout import Columns, TurnTable
 from replay.load import load_log
+from replay.plural import plural
 from replay.report.confidence import UNSURE_BELOW, UNSURE_MARK
 from replay.report.data import build_report
 from replay.report.html_page import render_html
 from replay.report.markdown import render_markdown
-from replay.report.plural import plural
 from sessions.lines.codec import decode_ulaw, encode_ulaw, resampler
 from sessions.log.models import AgentWords
 from tests.remote.helpers import run_sim_call
@@ -142,12 +142,12 @@ def test_the_call_screen_keeps_each_words_confidence(heard_log: Path) -> None:
 async def test_the_live_call_screen_marks_the_unsure_words(tmp_path: Path) -> None:
     """The call screen on the same noisy line: each unsure word is drawn with its mark."""
     from controls.tendencies import Tendencies
-    from cutin_tui.app import CutinApp
-    from cutin_tui.call_driver import VirtualDriver
+    from cutin_tui.calls.call_driver import VirtualDriver
+    from cutin_tui.screens.app import CutinApp
     from cutin_tui.widgets import TranscriptView
     from sessions.call.config import CallConfig
-    from sessions.call.line_setup import RemoteSpec, build_line_call
-    from sessions.call.users import ScriptedUser
+    from sessions.call.setup.line_call import RemoteSpec, build_line_call
+    from sessions.callers.users import ScriptedUser
     from sessions.scenarios import load_scenario
     from tests.tui.helpers import SIZE, advance, call_screen
 

@@ -1,11 +1,12 @@
-"""replay.load's byte prefilter answers exactly as sessions.safe_files.may_hold_controls."""
+"""The loader's byte prefilter (replay.load.paths) answers exactly as
+sessions.hostile.safe_files.may_hold_controls."""
 
 from __future__ import annotations
 
 import random
 
-from replay.load import _may_hold_controls
-from sessions.safe_files import may_hold_controls
+from replay.load.paths import _may_hold_controls
+from sessions.hostile.safe_files import may_hold_controls
 
 PIECES = [
     b"a",

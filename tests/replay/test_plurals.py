@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from cutin_tui.cli import main
-from cutin_tui.turn_layout import TurnTable
+from cutin_tui.views.turn_layout import TurnTable
 from replay.judges.rules import success_verdicts
 from replay.load import load_log
+from replay.plural import noun, plural
 from replay.report.agent_render import call_lines
-from replay.report.plural import noun, plural
 from replay.tau2.verdicts import reward_verdicts
 from tests.tui_replay.logs import write_plain_log
 

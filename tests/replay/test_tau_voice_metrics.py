@@ -14,21 +14,21 @@ from replay.tau2.tau_voice_metrics import (
     events_for,
     metrics_for_timelines,
 )
-from replay.tau2.ticks import TickTimeline
+from replay.tau2.ticks import timeline_from_tau2
 from tests.conftest import TAU2_FIXTURES
 
 from .tickspec import ticks
 
 
 def panel(agent: str, user: str, **kw: object) -> dict[str, object]:
-    tl = TickTimeline.from_tau2(ticks(agent, user, **kw), 0.2)  # type: ignore[arg-type]
+    tl = timeline_from_tau2(ticks(agent, user, **kw), 0.2)  # type: ignore[arg-type]
     result = metrics_for_timelines([tl])
     assert result is not None
     return result
 
 
 def outcomes(agent: str, user: str, **kw: object) -> list[str]:
-    tl = TickTimeline.from_tau2(ticks(agent, user, **kw), 0.2)  # type: ignore[arg-type]
+    tl = timeline_from_tau2(ticks(agent, user, **kw), 0.2)  # type: ignore[arg-type]
     return [e.outcome for e in events_for(tl)]
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from replay.model import UserBackchannel, UserInterruption
+from replay.model import TickTimeline, UserBackchannel, UserInterruption
 from replay.tau2.tick_turns import analyze
-from replay.tau2.ticks import TickTimeline, out_of_turn_effects, segments
+from replay.tau2.ticks import out_of_turn_effects, segments, timeline_from_tau2
 
 from .tickspec import ticks
 
 
 def timeline(agent: str, user: str, **kw: object) -> TickTimeline:
-    return TickTimeline.from_tau2(ticks(agent, user, **kw), 0.2)  # type: ignore[arg-type]
+    return timeline_from_tau2(ticks(agent, user, **kw), 0.2)  # type: ignore[arg-type]
 
 
 def test_segments_are_runs_of_speech_with_context_at_both_ends() -> None:
@@ -29,7 +29,7 @@ def test_missing_chunk_is_silence_and_missing_flag_is_speech() -> None:
     raw = ticks("AA..", "....")
     raw[0]["agent_chunk"] = None
     del raw[2]["agent_chunk"]["contains_speech"]  # τ2's default is True
-    tl = TickTimeline.from_tau2(raw, 0.2)
+    tl = timeline_from_tau2(raw, 0.2)
     assert tl.agent_speech == [False, True, True, False]
 
 
