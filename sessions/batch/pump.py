@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import sys
 import time
 from collections.abc import Iterator, Sequence
 
@@ -98,11 +97,7 @@ class PumpExecutor:
         pending = list(todo)
         running: dict[PumpedCall, LiveCall] = {}
         ended: queue.Queue[PumpedCall] = queue.Queue()
-        pump = RealtimePump().start()
-        # The pump must get the interpreter within a fraction of a frame while a call is
-        # being built or a socket thread decodes audio: switch threads every 1 ms, not 5.
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(min(switch, 0.001))
+        pump = RealtimePump().start()  # switches threads every 1 ms while it runs
         try:
             while pending or running:
                 while pending and len(running) < plan.jobs and pool.free:
@@ -152,7 +147,6 @@ class PumpExecutor:
             raise
         finally:
             pump.close(timeout=5.0)
-            sys.setswitchinterval(switch)
 
 
 def _warm_imports() -> None:

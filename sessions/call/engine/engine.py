@@ -50,7 +50,7 @@ from sessions.call.engine.far_end import CallVoice, FarEnd
 from sessions.call.engine.pump import FramePump, Listener
 from sessions.call.near_end.caller import Caller, InterruptionText
 from sessions.call.policy import PolicyDecision, TurnTakingPolicy
-from sessions.call.users import UserProvider
+from sessions.callers.users import UserProvider
 from sessions.clock import Clock, ClockZero
 from sessions.lines.base import Line
 from sessions.log.models import (
@@ -325,6 +325,16 @@ class CallEngine(FramePump, Generic[F]):
             return
         self._ended = True
         self.end_reason = reason
+        if self.hang_up_elsewhere:
+            self.hang_up_due = True  # the pump runs _hang_up off its thread
+            return
+        self._hang_up()
+
+    def _hang_up(self) -> None:
+        """The end's tear-down: the far end hangs up (its last transcript, the line's
+        close) and the end event is logged."""
+        self.hang_up_due = False
+        reason = self.end_reason or "hangup"
         self.far.hang_up(self.t)
         lag = self.frame_lag_summary()
         self.emit(

@@ -48,6 +48,15 @@ class FramePump:
     """Kept for far ends that declare it; the pump sleeps until the next frame is due."""
     zero: ClockZero | None = None
     """The instant of t = 0, once the call's clock has started (:meth:`_start_clock`)."""
+    hang_up_elsewhere: bool = False
+    """Set by the real-time pump: an end reached inside a frame only marks the call
+    ended (:attr:`hang_up_due`); the pump runs :meth:`_hang_up` (the far end's last
+    transcript, the line's close, the end event) on another thread, so the other calls'
+    frames never wait for it. The virtual clock hangs up at once, as before."""
+    hang_up_due: bool = False
+
+    def _hang_up(self) -> None:
+        raise NotImplementedError
 
     @property
     def ended(self) -> bool:

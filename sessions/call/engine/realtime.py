@@ -14,6 +14,7 @@ off the beat, so its timings are not to be trusted (logged on its ``end`` event)
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from array import array
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 IDLE_WAIT_S = 0.05
 """How long an empty background pump waits for a call before looking again."""
+SWITCH_S = 0.001
+"""The interpreter's thread switch interval while a pump runs."""
 MAX_SLEEP_S = 0.016
 """The longest sleep between passes: a clock that is not the monotonic one (an audio
 device's) may run a little fast, and a stop request is seen within this."""
@@ -122,6 +125,7 @@ class RealtimePump:
     ) -> PumpedCall:
         """Run ``engine`` on ``clock`` from its next due frame (thread-safe)."""
         engine.virtual = False
+        engine.hang_up_elsewhere = True
         engine._on_realtime(clock)
         call = PumpedCall(engine, clock, seconds=seconds, on_done=on_done)
         if stop is not None:
@@ -160,7 +164,19 @@ class RealtimePump:
         """Pump in this thread: until no call is left (``until_empty``) or :meth:`close`.
 
         An exception from a call's frame crashes that call only; anything else (a
-        Ctrl-C in this thread) crashes every call still running and is raised."""
+        Ctrl-C in this thread) crashes every call still running and is raised.
+
+        While it runs, the interpreter switches threads every :data:`SWITCH_S` (not
+        every 5 ms): the pump must get the interpreter within a fraction of a frame
+        while a call is being built, torn down, or a socket decodes audio."""
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, SWITCH_S))
+        try:
+            self._run(until_empty=until_empty)
+        finally:
+            sys.setswitchinterval(switch)
+
+    def _run(self, *, until_empty: bool) -> None:
         try:
             while not self._closed:
                 calls = self.running
@@ -190,7 +206,7 @@ class RealtimePump:
                 if not engine.ended and self._stop_if_asked(call):
                     continue
                 if engine.ended:
-                    self._finish(call, None)
+                    self._finish_ended(call)
                     continue
                 now = call.clock.now()
                 due = engine.t + engine.config.frame_s
@@ -199,7 +215,7 @@ class RealtimePump:
                     engine.step()
                     soonest = 0.0  # maybe more frames due: look again at once
                     if engine.ended:
-                        self._finish(call, None)
+                        self._finish_ended(call)
                 else:
                     soonest = min(soonest, due - now)
             except Exception as exc:
@@ -217,16 +233,36 @@ class RealtimePump:
             reason = "hangup"
         else:
             return False
+        self._hang_up_elsewhere(call, reason)
+        return True
+
+    def _finish_ended(self, call: PumpedCall) -> None:
+        """A call that ended inside its frame (the agent hung up, the line failed, the
+        caller's script is done): its tear-down runs off this thread too."""
+        if call.engine.hang_up_due:
+            self._hang_up_elsewhere(call, None)
+        else:
+            self._finish(call, None)
+
+    def _hang_up_elsewhere(self, call: PumpedCall, reason: str | None) -> None:
+        """End ``call`` (``reason``; None: it has ended, its tear-down is due) on a
+        thread of its own: nothing of it is stepped from here on."""
         with self._lock:
+            if call not in self._calls:
+                return
             self._calls.remove(call)  # no frame of it is stepped from here on
             self._ending.add(call)
 
         def hang_up() -> None:
             error: BaseException | None = None
+            engine = call.engine
             try:
-                call.engine._end(reason)
+                if reason is not None:
+                    engine._end(reason)
+                if engine.hang_up_due:
+                    engine._hang_up()
             except Exception as exc:
-                call.engine._crash(exc)
+                engine._crash(exc)
                 error = exc
             try:
                 self._done(call, error)
@@ -236,7 +272,6 @@ class RealtimePump:
                 self._wake.set()
 
         threading.Thread(target=hang_up, name="cutin-hangup", daemon=True).start()
-        return True
 
     def _finish(self, call: PumpedCall, error: BaseException | None) -> None:
         with self._lock:

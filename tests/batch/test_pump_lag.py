@@ -1,0 +1,85 @@
+"""A call's set-up and tear-down never hold up the shared real-time pump.
+
+One call runs on a :class:`~sessions.call.engine.realtime.RealtimePump` against the
+known agent (examples/known_agent.py, on loopback) while, around it, a second call is
+built and dialled (its line, log, recording and models set up), its agent hangs up in
+the middle of a turn (the call ends inside one of its own frames, so its far end's
+tear-down, the last transcript and the line's close, is due right there), it is closed
+and filed, and a third call is built, runs and is hung up by time. The running call's
+frame lag, from its own ``end`` event, stays under one 20 ms frame at p99.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+
+from sessions.batch.call import LiveCall, finish_call, start_call
+from sessions.batch.plan import RunOptions, conditions, plan_batch
+from sessions.call.engine.realtime import PumpedCall, RealtimePump
+from sessions.log import read_session
+from sessions.log.models import EndEvent
+from sessions.scenarios import load_scenario
+from tests.support.known_agent import running_known_agent
+
+RUNNING_S = 9.0
+LAG_S = 0.020
+"""One frame of the line (20 ms): the running call's p99 lag stays under it."""
+
+
+def test_calls_set_up_and_torn_down_around_a_running_call_leave_its_frames_on_time(
+    tmp_path: Path,
+) -> None:
+    scenario = load_scenario("line-check")
+    scenarios = {scenario.name: scenario}
+    specs = plan_batch(
+        [scenario.name], conditions([0.5], [0.5], [0.5]), runs=3, seed=7, batch="lag"
+    )
+    options = RunOptions(agent="scripted", speech="espeak", max_seconds=RUNNING_S)
+    ended: queue.Queue[PumpedCall] = queue.Queue()
+    pump = RealtimePump().start()
+
+    def start(i: int, url: str, seconds: float | None) -> LiveCall:
+        live = start_call(specs[i], f"twilio:{url}", scenarios, options, tmp_path, None)
+        assert isinstance(live, LiveCall), live
+        loop = live.built.loop
+        live.pumped = pump.add(
+            loop, loop.voice.start(loop.submit), seconds=seconds,
+            on_done=lambda call, error: ended.put(call),
+        )  # fmt: skip
+        return live
+
+    def wait_end(live: LiveCall, timeout: float = 30.0) -> None:
+        assert live.pumped is not None
+        assert live.pumped.finished.wait(timeout), "the call never ended"
+
+    try:
+        with running_known_agent() as steady, running_known_agent() as leaving:
+            running = start(0, steady.url, RUNNING_S)
+            time.sleep(1.0)
+            second = start(1, leaving.url, None)  # built and dialled around the running call
+            leaving.wait_for("speak", timeout=20)  # its agent is talking...
+            time.sleep(0.6)
+            leaving.child.close()  # ...and hangs up mid-turn: that call ends in its frame
+            wait_end(second)
+            finish_call(second, tmp_path, second.pumped.error if second.pumped else None)
+            third = start(2, steady.url, 2.0)  # another set-up, then a hang-up by time
+            wait_end(third)
+            finish_call(third, tmp_path, None)
+            wait_end(running)
+            finish_call(running, tmp_path, None)
+    finally:
+        pump.close(timeout=5.0)
+    logs = {p.stem.split("-")[-1]: p for p in tmp_path.glob("*.jsonl")}
+    assert len(logs) == 3, sorted(tmp_path.iterdir())
+    ends = {}
+    for path in logs.values():
+        end = read_session(path).of(EndEvent)[-1]
+        ends[path] = end
+    reasons = sorted(e.reason for e in ends.values())
+    assert reasons.count("hangup") == 2 and len(set(reasons)) == 2, reasons
+    (steady_end,) = [e for e in ends.values() if e.t >= RUNNING_S - 0.5]
+    lag = steady_end.frame_lag
+    assert lag is not None and lag.frames >= int(RUNNING_S / 0.032) - 5
+    assert lag.p99_s < LAG_S, lag
