@@ -29,9 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from controls.adapt import reference_rate  # noqa: E402
 from sessions.batch.filing import CallStatus  # noqa: E402
-from sessions.batch.plan import BatchPlan, RunOptions, conditions, plan_batch  # noqa: E402  # noqa: E402
-from sessions.batch.run import run_batch  # noqa: E402
+from sessions.batch.plan import BatchPlan, conditions, plan_batch  # noqa: E402  # noqa: E402
+from sessions.batch.runner.run import run_batch  # noqa: E402
 from sessions.batch.tally import summarize  # noqa: E402
+from sessions.plan import CallPlan  # noqa: E402
 from sessions.scenarios import load_scenario  # noqa: E402
 from sessions.scenarios.model import Scenario  # noqa: E402
 
@@ -59,7 +60,7 @@ def sweep(rhythm: str, dial: str, adapt: bool, out: Path, runs: int, jobs: int) 
         [0.0], LEVELS if dial == "beta" else [0.0], LEVELS if dial == "gamma" else [0.0]
     )
     specs = plan_batch(list(scenarios), grid, runs=runs, seed=0, batch="adapt", paired=True)
-    options = RunOptions(agent_profile=profile, adapt=adapt)
+    options = CallPlan(user="scripted", agent_profile=profile, adapt=adapt)
     folder = out / f"{rhythm}-{dial}-{'adapt' if adapt else 'paper'}"
     outcomes = list(run_batch(BatchPlan(specs, scenarios, options, folder, jobs=jobs)))
     failed = [o for o in outcomes if o.status is CallStatus.FAILED]

@@ -3,7 +3,7 @@
 The agent is ``examples/known_agent.py`` (pre-rendered speech, an energy ear: nearly no
 CPU, in its own process), so what is measured is cutin's own cost. For each N in
 ``JOBS``, N calls of ``CALL_S`` seconds run at once in this process through
-:func:`sessions.batch.run.run_batch` (one pump, shared VAD/STT models), after the
+:func:`sessions.batch.runner.run.run_batch` (one pump, shared VAD/STT models), after the
 models are loaded. Measured per N:
 
 - calls per hour: N calls over the batch's wall time (from the first call's start to
@@ -82,17 +82,18 @@ def _warm(url: str) -> None:
 
 def run_level(url: str, jobs: int, out: Path) -> Level:
     from sessions.batch.filing import CallStatus
-    from sessions.batch.plan import BatchPlan, RunOptions, conditions, plan_batch
-    from sessions.batch.run import run_batch
+    from sessions.batch.plan import BatchPlan, conditions, plan_batch
+    from sessions.batch.runner.run import run_batch
     from sessions.log import read_session
     from sessions.log.models import EndEvent
+    from sessions.plan import CallPlan
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("line-check")
     specs = plan_batch(
         [scenario.name], conditions([0.5], [0.5], [0.5]), runs=jobs, seed=7, batch="bench"
     )
-    options = RunOptions(agent=url, speech="espeak", max_seconds=CALL_S)
+    options = CallPlan(user="scripted", agent=url, speech="espeak", max_seconds=CALL_S)
     cpu0, wall0 = time.process_time(), time.monotonic()
     outcomes = list(run_batch(BatchPlan(specs, {scenario.name: scenario}, options, out, jobs=jobs)))
     wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0

@@ -6,7 +6,7 @@ does); the agent is ``examples/known_agent.py`` (pre-rendered speech, an energy 
 nearly no CPU, its own process). For each N in ``LEVELS``, N calls of at most
 ``CALL_S`` seconds run at once on the node's actor (one pump, shared models, results
 shipped back as bytes and filed by the driver) through
-:func:`sessions.batch.run.run_batch` with a :class:`~sessions.batch.plan.RaySetup`. Measured per N:
+:func:`sessions.batch.runner.run.run_batch` with a :class:`~sessions.batch.plan.RaySetup`. Measured per N:
 
 - calls per hour: N calls over the wall time from the actor's answer (models loaded)
   to the last call filed;
@@ -102,20 +102,20 @@ def run_level(url: str, n: int, out: Path) -> Level:
         BatchPlan,
         RaySetup,
         RayStats,
-        RunOptions,
         conditions,
         plan_batch,
     )
-    from sessions.batch.run import run_batch
+    from sessions.batch.runner.run import run_batch
     from sessions.log import read_session
     from sessions.log.models import EndEvent
+    from sessions.plan import CallPlan
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario(SCENARIO)
     specs = plan_batch(
         [scenario.name], conditions([0.5], [0.5], [0.5]), runs=n, seed=7, batch="bench"
     )
-    options = RunOptions(agent=f"twilio:{url}", speech="espeak", max_seconds=CALL_S)
+    options = CallPlan(user="scripted", agent=f"twilio:{url}", speech="espeak", max_seconds=CALL_S)
     stats = RayStats()
     me = os.getpid()
     cpu0, tree0 = time.process_time(), _tree_cpu_s(me)

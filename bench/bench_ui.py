@@ -31,14 +31,15 @@ async def _lags(
 ) -> tuple[list[float], int]:
     """Tick lags (s) over ``seconds`` of a call, and how many events the call emitted."""
     from controls.tendencies import Tendencies
-    from cutin_tui.app import CutinApp
-    from cutin_tui.call_setup import CallOptions, open_call
+    from cutin_tui.calls.call_setup import open_call
+    from cutin_tui.screens.app import CutinApp
     from cutin_tui.screens.call import CallScreen
-    from sessions.call import EndCall
+    from sessions.call.commands import EndCall
+    from sessions.plan import CallPlan
 
     with tempfile.TemporaryDirectory(prefix="cutin-bench-ui-") as tmp:
         driver = open_call(
-            CallOptions(tendencies=Tendencies(0.5, beta, gamma), seed=7, sessions_dir=Path(tmp))
+            CallPlan(tendencies=Tendencies(0.5, beta, gamma), seed=7, sessions_dir=Path(tmp))
         )
         seen: list[int] = []
         driver.loop.listeners.append(lambda _event: seen.append(1))  # count only

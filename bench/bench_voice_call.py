@@ -41,19 +41,20 @@ ROW: dict[str, object] = {
 
 
 def backchannel_in_a_call(tmp: Path) -> dict[str, object]:
-    from cutin_tui.call_setup import CallOptions, open_call
-    from sessions.call import SubmitText
+    from cutin_tui.calls.call_setup import open_call
+    from sessions.call.commands import SubmitText
+    from sessions.plan import CallPlan
     from sessions.speech.audio import MicRecorder, join_blocks
     from tests.voice_call.helpers import Events, read_two_channels, scenario_file
     from tests.voice_call.measure import describe_ms, token_onsets_on_monitor
 
-    options = CallOptions(
+    plan = CallPlan(
         scenario=scenario_file(tmp / "scenario.toml", GREETING, LONG_TURN),
         tendencies=Tendencies(0.0, 0.0, 1.0),
         sessions_dir=tmp,
         speech="espeak",
     )
-    driver = open_call(options)
+    driver = open_call(plan)
     monitor = MicRecorder(blocksize=256).start()
     monitor.started.wait(10)
     events = Events(driver)
@@ -92,17 +93,18 @@ UI_TICK_S = 0.010
 
 
 async def _ui_lags(tmp: Path) -> tuple[list[float], int]:
-    from cutin_tui.app import CutinApp
-    from cutin_tui.call_setup import CallOptions, open_call
+    from cutin_tui.calls.call_setup import open_call
+    from cutin_tui.screens.app import CutinApp
     from cutin_tui.screens.call import CallScreen
+    from sessions.plan import CallPlan
 
-    options = CallOptions(
+    plan = CallPlan(
         scenario=scenario_file_path(tmp, [LONG_TURN, LONG_TURN]),
         tendencies=Tendencies(0.5, 1.0, 1.0),
         sessions_dir=tmp,
         speech="espeak",
     )
-    driver = open_call(options)
+    driver = open_call(plan)
     seen: list[int] = []
     driver.loop.listeners.append(lambda _event: seen.append(1))
     app = CutinApp(call=driver)

@@ -36,7 +36,8 @@ ROW = {
 
 
 def mic_barge_in(tmp: Path, env: dict[str, str], pactl: Callable[..., str]) -> dict[str, object]:
-    from cutin_tui.call_setup import CallOptions, open_call
+    from cutin_tui.calls.call_setup import open_call
+    from sessions.plan import CallPlan
     from sessions.speech.tts import EspeakTts
     from sessions.speech.wav import write_wav
     from tests.voice_call.helpers import Events, read_two_channels, scenario_file
@@ -49,14 +50,14 @@ def mic_barge_in(tmp: Path, env: dict[str, str], pactl: Callable[..., str]) -> d
     ).strip()
     pactl("set-default-source", "micsink.monitor")
     try:
-        options = CallOptions(
+        plan = CallPlan(
             scenario=scenario_file(tmp / "scenario.toml", *[AGENT_TURN] * (BARGE_INS + 1)),
             tendencies=Tendencies(0.0, 0.0, 0.0),
             sessions_dir=tmp,
             speech="espeak",
             input="mic",
         )
-        driver = open_call(options)
+        driver = open_call(plan)
         events = Events(driver)
         try:
             driver.start()

@@ -30,10 +30,11 @@ sys.path.insert(0, str(ROOT))
 from replay.audit.load import load_conversations  # noqa: E402
 from replay.audit.report import NEGATIVE_CONTROL, OPENING_CONTROL, build_report  # noqa: E402
 from sessions.batch.filing import CallStatus  # noqa: E402
-from sessions.batch.plan import BatchPlan, RunOptions, conditions, plan_batch  # noqa: E402  # noqa: E402
-from sessions.batch.run import run_batch  # noqa: E402
+from sessions.batch.plan import BatchPlan, conditions, plan_batch  # noqa: E402  # noqa: E402
+from sessions.batch.runner.run import run_batch  # noqa: E402
 from sessions.log import read_session  # noqa: E402
 from sessions.log.models import AgentTurnEnd, AgentTurnStart  # noqa: E402
+from sessions.plan import CallPlan  # noqa: E402
 from sessions.scenarios import load_scenario  # noqa: E402
 
 LEVELS = (0.0, 0.3, 0.5, 0.7, 1.0)
@@ -63,7 +64,9 @@ def sweep(dial: str, out: Path, runs: int, jobs: int) -> tuple[list[Any], int]:
         list(scenarios), grid, runs=runs, seed=0, batch=f"table2-{dial}", paired=True
     )
     folder = out / dial
-    outcomes = list(run_batch(BatchPlan(specs, scenarios, RunOptions(), folder, jobs=jobs)))
+    outcomes = list(
+        run_batch(BatchPlan(specs, scenarios, CallPlan(user="scripted"), folder, jobs=jobs))
+    )
     failed = sum(1 for o in outcomes if o.status is CallStatus.FAILED)
     convs, _ = load_conversations([folder])
     return convs, failed

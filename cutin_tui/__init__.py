@@ -1,8 +1,9 @@
-"""The Textual app and the command line. The only package that imports Textual."""
+"""The Textual app and the command line. The only package that imports Textual.
 
-from importlib.metadata import PackageNotFoundError, version
+Its children import one way: ``cli`` -> ``screens`` -> ``widgets`` -> ``views``, and
+``calls`` (a live call's setup and driver) below ``cli`` and ``screens``; none imports
+this top level (tests/test_package_cycles.py)."""
 
-try:
-    __version__ = version("cutin")
-except PackageNotFoundError:  # running from a source tree without an install
-    __version__ = "0.0.0+src"
+from sessions.version import version_string
+
+__version__ = version_string()

@@ -324,7 +324,7 @@ def test_the_fold_keeps_every_event() -> None:
 
 
 def test_the_readers_tables_name_only_models() -> None:
-    from cutin_tui import call_view
+    from cutin_tui.views import call_view
 
     for table in (timeline._FEED, call_view._ON_EVENT, session_import._INLINE):
         assert set(table) <= set(EVENT_CLASSES)

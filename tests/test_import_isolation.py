@@ -168,12 +168,12 @@ def test_the_static_scan_sees_lazy_imports(tmp_path: Path) -> None:
         "def f():\n"
         "    from replay.report.trials import x\n"
         "    import textual.app\n"
-        "    importlib.import_module('cutin_tui.app')\n",
+        "    importlib.import_module('cutin_tui.screens.app')\n",
         encoding="utf-8",
     )
     assert [name for _, name in imported_names(module)] == [
         "importlib",
         "replay.report.trials",
         "textual.app",
-        "cutin_tui.app",
+        "cutin_tui.screens.app",
     ]

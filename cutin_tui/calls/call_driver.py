@@ -10,7 +10,7 @@ A voice call speaks through an :class:`~sessions.call.voice.audio_voice.AudioVoi
 to a black-box agent through its line: the driver starts it with the loop (whose clock
 the voice then provides) and closes everything at the end. What a call is made of is
 put together from a :class:`~sessions.plan.CallPlan` by :func:`sessions.plan.build.build_call`
-(:mod:`cutin_tui.call_setup` turns the TUI's options into that plan).
+(:func:`cutin_tui.calls.call_setup.open_call` wraps the built call in a driver).
 
 :class:`RealtimeDriver` runs the loop on a thread against the real clock (the
 app). :class:`VirtualDriver` steps it on the virtual clock when told to, so
@@ -27,17 +27,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sessions.agents.base import Message
-from sessions.call import CallConfig, Command, EndCall, Recorder
+from sessions.call.commands import Command, EndCall
+from sessions.call.config import CallConfig
 from sessions.call.engine.far_end import CallVoice, RunningCall
 from sessions.call.engine.pump import Listener
+from sessions.call.recorder import Recorder
 from sessions.clock import Clock, RealClock
 from sessions.log.models import EndEvent, Event
 from sessions.policies.factory import close_policy
 from sessions.scenarios import Scenario
 
 if TYPE_CHECKING:
+    from sessions.callers.simulator import UserSimulator
     from sessions.lines.base import Line
-    from sessions.simulator import UserSimulator
 
 
 @dataclass

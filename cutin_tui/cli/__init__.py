@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from cutin_tui import __version__
-from sessions.safe_files import FileError, terminal_line
+from sessions.hostile.safe_files import FileError, terminal_line
+from sessions.version import version_string
 
 # (name, module, one-line help). Order is the order shown in --help.
 COMMANDS: list[tuple[str, str, str]] = [
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
             "malformed: one line on stderr naming the file, the place in it and what is wrong)."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"cutin {__version__}")
+    parser.add_argument("--version", action="version", version=f"cutin {version_string()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, module_name, help_text in COMMANDS:
         module = importlib.import_module(module_name)
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _exit_at_once(result)
         return result
     except (CliError, FileError) as exc:
-        # A usage or input problem, or a file cutin cannot use (sessions.safe_files):
+        # A usage or input problem, or a file cutin cannot use (sessions.hostile.safe_files):
         # one line, exit 2. terminal_line shows CR, LF and ESC from a file's text or
         # name as ␍ ␤ ␛, so a name holding a newline cannot split or forge the line.
         message = terminal_line(str(exc).rstrip("\n"))

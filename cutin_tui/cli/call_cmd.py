@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,7 @@ from controls.tendencies import DEFAULT_TENDENCIES
 from cutin_tui.cli.args import add_caller_style, tendency
 
 if TYPE_CHECKING:
-    from cutin_tui.call_driver import CallDriver
+    from cutin_tui.calls.call_driver import CallDriver
     from sessions.plan import CallPlan
     from sessions.settings import Settings
 
@@ -342,7 +341,7 @@ def _check_stt(args: argparse.Namespace) -> None:
 def _preflight(args: argparse.Namespace, stt: str | None) -> None:
     """espeak-ng and the STT model folder are checked before any device is opened."""
     from cutin_tui.cli import CliError
-    from sessions.call.voice.voice_setup import VoiceSetupError, VoiceSpec
+    from sessions.call.setup.voice import VoiceSetupError, VoiceSpec
 
     spec = VoiceSpec(speech=args.speech, input=args.input, stt=stt, vad=args.vad)
     try:
@@ -354,33 +353,20 @@ def _preflight(args: argparse.Namespace, stt: str | None) -> None:
 def call_plan(args: argparse.Namespace, settings: Settings) -> CallPlan:
     """The tester's call the arguments ask for, in real time (devices not resolved yet)."""
     from controls.tendencies import Tendencies
-    from sessions.plan import CallPlan, default_scenario, on_line
+    from cutin_tui.cli.plan_args import plan_from_args
+    from sessions.plan import default_scenario, on_line
 
     speech = args.speech
     if on_line(args.agent) and speech == "text":
         speech = "espeak"  # the caller's voice on the line (no local device is used)
-    return CallPlan(
+    return plan_from_args(
+        args,
         scenario=args.scenario or default_scenario(args.agent),
         tendencies=Tendencies(args.alpha, args.beta, args.gamma),
         seed=args.seed,
-        disfluency_style=args.style,
         words_per_minute=args.wpm or settings.words_per_minute,
-        auto_interrupt=args.auto_interrupt,
-        auto_backchannel=args.auto_backchannel,
-        adapt=args.adapt,
-        agent=args.agent,
-        base_url=args.base_url,
-        model=args.model,
-        agent_prompt=args.agent_prompt,
-        policy=args.policy,
-        shadow=args.shadow,
-        suggest=args.suggest,
         speech=speech,
-        input=args.input,
-        push_to_talk=args.push_to_talk,
         stt=args.stt or settings.stt_model,
-        vad=args.vad,
-        listen=args.listen,
         virtual=False,
         sessions_dir=args.sessions_dir or settings.sessions_dir,
     )
@@ -395,8 +381,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{scenario.name}\t{scenario.title}")
         return 0
 
-    from cutin_tui.app import CutinApp
-    from cutin_tui.call_setup import open_plan
+    from cutin_tui.calls.call_setup import open_call
+    from cutin_tui.screens.app import CutinApp
     from sessions.plan import PlanError, check_plan
     from sessions.settings import Settings
 
@@ -418,10 +404,12 @@ def run(args: argparse.Namespace) -> int:
     )
     if local_audio:
         input_device, output_device = _devices(args)
-        plan = replace(plan, input_device=input_device, output_device=output_device)
+        plan = plan.model_copy(
+            update={"input_device": input_device, "output_device": output_device}
+        )
     sessions_dir = plan.sessions_dir
     try:
-        driver = open_plan(plan, settings)
+        driver = open_call(plan, settings)
     except ScenarioError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

@@ -7,7 +7,7 @@ import contextlib
 
 
 def run_home(args: argparse.Namespace) -> int:
-    from cutin_tui.app import CutinApp
+    from cutin_tui.screens.app import CutinApp
 
     app = CutinApp()
     try:

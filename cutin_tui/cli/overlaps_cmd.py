@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _problem(text: str) -> None:
     """A gallery file's problems on stderr: one ``cutin:`` line each, terminal-safe."""
-    from sessions.safe_files import terminal_line
+    from sessions.hostile.safe_files import terminal_line
 
     for line in text.splitlines():
         print(f"cutin: {terminal_line(line)}", file=sys.stderr)
@@ -86,7 +86,7 @@ def _problem(text: str) -> None:
 
 def _check(paths: list[Path]) -> int:
     from replay.gallery import GalleryError, check_expectations, load_entry, run_entry
-    from sessions.safe_files import shown_name, terminal_line
+    from sessions.hostile.safe_files import shown_name, terminal_line
 
     bad = 0
     for path in paths:
@@ -107,9 +107,9 @@ def _check(paths: list[Path]) -> int:
 
 
 def _export(entries: list[GalleryEntry], path: Path) -> int:
-    from cutin_tui import __version__
     from replay.gallery import GalleryError, check_expectations, run_entry
     from replay.report.handout import render_handout
+    from sessions.version import version_string
 
     runs = []
     failures: dict[str, list[str]] = {}
@@ -120,7 +120,7 @@ def _export(entries: list[GalleryEntry], path: Path) -> int:
             raise CliError(str(exc)) from None
         runs.append(run)
         failures[entry.id] = check_expectations(entry, run)
-    html = render_handout(runs, failures=failures, version=__version__)
+    html = render_handout(runs, failures=failures, version=version_string())
     try:
         path.write_text(html, encoding="utf-8")
     except OSError as exc:

@@ -20,7 +20,8 @@ from cutin_tui.cli.simulate_report import report
 
 if TYPE_CHECKING:
     from sessions.batch.filing import CallOutcome
-    from sessions.batch.plan import CallSpec, RunOptions
+    from sessions.batch.plan import CallSpec
+    from sessions.plan import CallPlan
 
 DESCRIPTION = (
     "Run calls headless on the virtual text clock: every scenario × every combination of "
@@ -167,6 +168,16 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="end a call after this many virtual seconds (a black-box agent: real seconds)",
     )
     p.add_argument(
+        "--transcribe",
+        choices=("live", "end", "off"),
+        default="live",
+        help="a black-box agent's words: live (default; each stretch between its pauses, "
+        "as it speaks), end (each turn once it ends: cheaper; the rule counts words "
+        "estimated from speech time, logged as estimated), off (no words: load runs that "
+        "need only yield timing; the log says so and cutin audit leaves out word-based "
+        "measures)",
+    )
+    p.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -241,26 +252,21 @@ def _check_llm(args: argparse.Namespace) -> str:
     return config.model
 
 
-def _options(args: argparse.Namespace) -> RunOptions:
-    from sessions.batch.plan import RunOptions
+def _options(args: argparse.Namespace) -> CallPlan:
+    """The plan every call of the batch shares, from the arguments (each call's scenario,
+    dials, seed, rate and log are its own: :func:`sessions.batch.filing.call_plan`)."""
+    from cutin_tui.cli.plan_args import plan_from_args
     from sessions.plan import on_line
 
     if on_line(args.agent):
         _check_line(args)
         args.speech = "espeak"  # the caller's voice on the line
-    return RunOptions(
-        agent=args.agent,
-        model=args.model,
-        base_url=args.base_url,
-        user=args.user,
-        policy=args.policy,
-        shadow=args.shadow,
-        speech=args.speech,
-        max_seconds=args.max_seconds,
-        agent_profile=args.agent_profile,
-        adapt=args.adapt,
-        disfluency_style=args.style,
-    )
+    elif args.transcribe != "live":
+        raise CliError(
+            f"--transcribe {args.transcribe} needs --agent twilio:ws://... or realtime: "
+            "a simulated agent's words are known, not transcribed"
+        )
+    return plan_from_args(args, transcribe=args.transcribe)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -274,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
         conditions,
         plan_batch,
     )
-    from sessions.batch.run import run_batch
+    from sessions.batch.runner.run import run_batch
     from sessions.plan import LINE_SCENARIO, on_line
     from sessions.plan import on_line as is_line
     from sessions.scenarios import ScenarioError, load_scenario, shipped_scenario_names
@@ -396,14 +402,12 @@ def _remove_if_empty(folder: Path) -> bool:
     return True
 
 
-def _with_model(options: RunOptions, model: str) -> RunOptions:
-    from dataclasses import replace
-
-    return replace(options, model=model)
+def _with_model(options: CallPlan, model: str) -> CallPlan:
+    return options.model_copy(update={"model": model})
 
 
 def _check_rates(specs: list[CallSpec]) -> None:
-    from sessions.speech_clock import SpeakingStyle
+    from sessions.speech.speech_clock import SpeakingStyle
 
     for wpm in {s.words_per_minute for s in specs}:
         SpeakingStyle(words_per_minute=wpm)  # raises ValueError naming the bad rate

@@ -10,16 +10,17 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
-from cutin_tui.call_driver import CallDriver
-from cutin_tui.call_setup import CallOptions, open_call
-from cutin_tui.home import HomeScreen
+from cutin_tui.calls.call_driver import CallDriver
+from cutin_tui.calls.call_setup import open_call
+from cutin_tui.screens.home import HomeScreen
+from sessions.plan import CallPlan
 
 
 class CutinApp(App[int]):
     """cutin's Textual app. With ``call`` it opens that call; otherwise the home screen."""
 
     TITLE = "cutin"
-    CSS_PATH = ["styles/app.tcss", "styles/call.tcss", "styles/home.tcss"]
+    CSS_PATH = ["../styles/app.tcss", "../styles/call.tcss", "../styles/home.tcss"]
     BINDINGS = [
         Binding(
             "ctrl+q",
@@ -32,11 +33,11 @@ class CutinApp(App[int]):
     ]
 
     def __init__(
-        self, *, call: CallDriver | None = None, call_options: CallOptions | None = None
+        self, *, call: CallDriver | None = None, call_plan: CallPlan | None = None
     ) -> None:
         super().__init__()
-        self.call_options = call_options
-        """What a call opened from the home screen uses (None: defaults and settings)."""
+        self.call_plan = call_plan
+        """The call the home screen opens (None: the defaults and the user's settings)."""
         self.drivers: list[CallDriver] = []
         """Every call this app ran, in order; the CLI stops them and prints their logs."""
         self._initial_call = call
@@ -74,22 +75,21 @@ class CutinApp(App[int]):
             driver.stop()
 
 
-def default_call_options() -> CallOptions:
-    """Call options from the user's settings (CUTIN_* environment variables)."""
+def default_call_plan() -> CallPlan:
+    """The home screen's call: the tester types to the scripted agent in real time, logged
+    to the user's sessions dir at their speaking rate (CUTIN_* environment variables)."""
     from sessions.settings import Settings
 
     settings = Settings()
-    return CallOptions(
-        sessions_dir=settings.sessions_dir, words_per_minute=settings.words_per_minute
-    )
+    return CallPlan(sessions_dir=settings.sessions_dir, words_per_minute=settings.words_per_minute)
 
 
 def open_call_screen(app: App[object]) -> None:
     """Open a call from the home screen; a problem is a notification, not a crash."""
     assert isinstance(app, CutinApp)
-    options = app.call_options or default_call_options()
+    plan = app.call_plan or default_call_plan()
     try:
-        driver = open_call(options)
+        driver = open_call(plan)
     except (OSError, ValueError, RuntimeError) as exc:
         app.notify(str(exc), title="cannot start the call", severity="error")
         return

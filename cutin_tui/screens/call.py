@@ -2,7 +2,7 @@
 
 The call runs in its driver (its own thread in the app); this screen only
 drains the driver's event queue on a timer (every ~30 ms, one batch per tick),
-folds the batch into a :class:`~cutin_tui.call_view.CallView` and redraws the
+folds the batch into a :class:`~cutin_tui.views.call_view.CallView` and redraws the
 widgets that changed. Keys become loop commands. Call keys are function keys
 and ctrl/shift chords the input box does not use, so they work while typing.
 """
@@ -19,11 +19,11 @@ from textual.widgets import Footer, Header, Input
 from textual.worker import Worker, WorkerState
 
 from controls.tendencies import Tendencies
-from cutin_tui.call_driver import CallDriver
-from cutin_tui.call_view import CallView, realized_by_dial
-from cutin_tui.commands import PaletteEntry, ScreenActions
-from cutin_tui.line_view import LineView, parse_audio_format
-from cutin_tui.timeline_layout import LINE_LEGEND
+from cutin_tui.calls.call_driver import CallDriver
+from cutin_tui.screens.commands import PaletteEntry, ScreenActions
+from cutin_tui.views.call_view import CallView, realized_by_dial
+from cutin_tui.views.line_view import LineView, parse_audio_format
+from cutin_tui.views.timeline_layout import LINE_LEGEND
 from cutin_tui.widgets import (
     CountersPanel,
     DecisionLine,
@@ -35,7 +35,7 @@ from cutin_tui.widgets import (
     TranscriptView,
 )
 from cutin_tui.widgets.dials import DIALS, MEANING, SYMBOL, DialsView, dial_value
-from sessions.call import (
+from sessions.call.commands import (
     BackchannelNow,
     CallerSoundNow,
     InterruptNow,
@@ -43,9 +43,9 @@ from sessions.call import (
     SetTendencies,
     SubmitText,
 )
+from sessions.hostile.safe_files import clean_text, terminal_line
 from sessions.lines.base import LineError
 from sessions.log.models import ErrorEvent, Event, LineEvent
-from sessions.safe_files import clean_text, terminal_line
 
 PUMP_S = 0.03
 """How often the screen drains the call's events (one redraw per batch)."""

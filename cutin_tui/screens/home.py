@@ -27,7 +27,7 @@ class HomeEntry:
 
 
 def _open_call(app: App[object]) -> None:
-    from cutin_tui.app import open_call_screen
+    from cutin_tui.screens.app import open_call_screen
 
     open_call_screen(app)
 

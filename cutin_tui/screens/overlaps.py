@@ -398,11 +398,11 @@ class OverlapsScreen(Screen[None]):
     # ---- export and leaving -------------------------------------------------------
 
     def action_export(self) -> None:
-        from cutin_tui import __version__
         from replay.report.handout import render_handout
+        from sessions.version import version_string
 
         runs = [self.run_of(e) for e in self.gallery.entries]
-        html = render_handout(runs, failures=self._failures, version=__version__)
+        html = render_handout(runs, failures=self._failures, version=version_string())
         try:
             self.export_path.write_text(html, encoding="utf-8")
         except OSError as exc:

@@ -590,8 +590,8 @@ def no_device_note(clip: RecordingClip) -> str:
 def open_replay_screen(app: App[object]) -> None:
     """Open the replay of recent calls on ``app`` (the home screen's Replay entry): the
     folder the app's calls are written to, else the settings' sessions_dir."""
-    options = getattr(app, "call_options", None)
-    folder = getattr(options, "sessions_dir", None)
+    plan = getattr(app, "call_plan", None)
+    folder = getattr(plan, "sessions_dir", None)
     if folder is None:
         from sessions.settings import Settings
 

@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cutin_tui.line_view import LineView
-from cutin_tui.live_counts import LiveCounts
+from cutin_tui.views.line_view import LineView
+from cutin_tui.views.live_counts import LiveCounts
 from replay.audit.counter import count
 from replay.report.black_box import short_outcome, yield_phrase
+from sessions.hostile.safe_files import clean_text
 from sessions.log.fold import CallLog
 from sessions.log.models import (
     AgentTurnEnd,
@@ -35,7 +36,6 @@ from sessions.log.models import (
     TurnEnd,
     UserTurn,
 )
-from sessions.safe_files import clean_text
 
 # ---- transcript ------------------------------------------------------------------
 

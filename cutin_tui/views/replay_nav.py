@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from cutin_tui.turn_layout import TurnTable
+from cutin_tui.views.turn_layout import TurnTable
 
 Position = tuple[int, int]
 Predicate = Callable[[TurnTable, int], bool]

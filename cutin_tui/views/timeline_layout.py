@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from cutin_tui.call_view import OpportunityMark, TimelineData
+from cutin_tui.views.call_view import OpportunityMark, TimelineData
 
 CELL_S = 0.2
 RULER_EVERY_S = 5.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from cutin_tui.live_counts import LiveCounts
+from cutin_tui.views.live_counts import LiveCounts
 
 
 def _rate(value: float | None, fmt: str) -> str:

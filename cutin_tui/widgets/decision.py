@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from cutin_tui.call_view import DecisionView, llm_cost
-from cutin_tui.explain import RULES, outcome_words, rule_checks
+from cutin_tui.views.call_view import DecisionView, llm_cost
+from cutin_tui.views.explain import RULES, outcome_words, rule_checks
 
 _RULE_LABEL = {"interrupt": "interrupt", "backchannel": "backchannel"}
 LABEL = 12

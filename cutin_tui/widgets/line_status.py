@@ -1,7 +1,7 @@
 """One line about the line to a black-box agent: open, connecting, closed by agent, failed.
 
 Shown only on calls to an agent on a line (``--agent twilio:...|realtime``). The screen
-hands it a :class:`~cutin_tui.line_view.LineView` folded from the call's ``line``
+hands it a :class:`~cutin_tui.views.line_view.LineView` folded from the call's ``line``
 events (attributes down); it only draws.
 """
 
@@ -12,7 +12,7 @@ import statistics
 from rich.text import Text
 from textual.widget import Widget
 
-from cutin_tui.line_view import LineView
+from cutin_tui.views.line_view import LineView
 
 _DOT = {"open": "●", "connecting": "◌", "closed": "○", "failed": "✕"}
 

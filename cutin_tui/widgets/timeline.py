@@ -1,6 +1,6 @@
 """The timeline strip: agent speech and silence, pauses, opportunities, actions.
 
-Drawn with the Line API from :func:`cutin_tui.timeline_layout.layout`; one row
+Drawn with the Line API from :func:`cutin_tui.views.timeline_layout.layout`; one row
 per lane, the window ending at the call's "now" so it scrolls as the call runs.
 """
 
@@ -10,8 +10,8 @@ from rich.segment import Segment
 from textual.strip import Strip
 from textual.widget import Widget
 
-from cutin_tui.call_view import TimelineData
-from cutin_tui.timeline_layout import CELL_S, LEGEND, ROWS, Cell, layout, runs
+from cutin_tui.views.call_view import TimelineData
+from cutin_tui.views.timeline_layout import CELL_S, LEGEND, ROWS, Cell, layout, runs
 
 LABEL_WIDTH = 7
 

@@ -14,7 +14,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from cutin_tui.call_view import AgentEntry, Entry, NoteEntry, UserEntry
+from cutin_tui.views.call_view import AgentEntry, Entry, NoteEntry, UserEntry
 from replay.report.black_box import TALKED_ON, false_yield_mark, split_cut, stop_mark
 from replay.report.confidence import is_unsure, marked
 
@@ -23,7 +23,7 @@ _KINDS = ("filler", "repetition", "pause", "repair", "restart")
 
 
 class TranscriptView(ScrollView, can_focus=False):
-    """Draws :class:`~cutin_tui.call_view.CallView` entries; call :meth:`update_entries`."""
+    """Draws :class:`~cutin_tui.views.call_view.CallView` entries; call :meth:`update_entries`."""
 
     COMPONENT_CLASSES = {
         "transcript--agent-label",

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cutin_tui.turn_layout import GLYPH, NOT_JUDGED, format_time
+from cutin_tui.views.turn_layout import GLYPH, NOT_JUDGED, format_time
 from replay.model import ERROR, FAIL, INFO, PASS, WARN, Trial
 
 _COUNT_ORDER = (FAIL, WARN, ERROR, PASS, INFO)

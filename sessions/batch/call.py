@@ -9,7 +9,7 @@ built with its line dialled and its log open, then closed and filed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,8 +20,9 @@ from sessions.batch.filing import (
     part_path,
     recording_part,
 )
-from sessions.batch.plan import CallSpec, RunOptions
+from sessions.batch.plan import CallSpec
 from sessions.batch.tally import CallTally
+from sessions.plan import CallPlan
 from sessions.plan.build import LINE_CALL_SECONDS, BuiltCall, build_call
 from sessions.scenarios.model import Scenario
 
@@ -41,7 +42,7 @@ def why(exc: BaseException) -> str:
 def run_call(
     spec: CallSpec,
     scenario: Scenario,
-    options: RunOptions,
+    options: CallPlan,
     out_dir: Path,
     settings: Settings | None = None,
 ) -> CallOutcome:
@@ -95,7 +96,7 @@ def start_call(
     spec: CallSpec,
     agent: str,
     scenarios: Mapping[str, Scenario],
-    options: RunOptions,
+    options: CallPlan,
     out_dir: Path,
     settings: Settings | None,
 ) -> LiveCall | CallOutcome:
@@ -104,7 +105,8 @@ def start_call(
     part = part_path(out_dir, spec)
     part.unlink(missing_ok=True)  # a crash's leftover; never appended to
     counted = CallTally()
-    plan = call_plan(spec, scenarios[spec.scenario], replace(options, agent=agent), out_dir)
+    dialling = options.model_copy(update={"agent": agent})
+    plan = call_plan(spec, scenarios[spec.scenario], dialling, out_dir)
     try:
         built = build_call(plan, settings)
     except Exception as exc:

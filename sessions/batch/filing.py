@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controls.tendencies import Tendencies
-from sessions.batch.plan import CallSpec, RunOptions
+from sessions.batch.plan import CallSpec
 from sessions.batch.tally import CallTally, tally
 from sessions.log.models import Header
 from sessions.log.reader import LogError, read_session
@@ -68,12 +68,12 @@ def failed_path(out_dir: Path, spec: CallSpec) -> Path:
 # ---- headers ----------------------------------------------------------------------
 
 
-def profile_name(scenario: Scenario, options: RunOptions) -> str | None:
+def profile_name(scenario: Scenario, options: CallPlan) -> str | None:
     """The agent profile a call of ``scenario`` runs with (as the header records it)."""
     return options.agent_profile or scenario.agent.profile
 
 
-def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str | None:
+def _header_mismatch(header: Header, spec: CallSpec, options: CallPlan) -> str | None:
     """The first planned setting the header disagrees with, as 'field: logged vs planned'."""
     c = spec.condition
     logged_t = header.tendencies
@@ -105,7 +105,7 @@ def _header_mismatch(header: Header, spec: CallSpec, options: RunOptions) -> str
     return None
 
 
-def finished_tally(out_dir: Path, spec: CallSpec, options: RunOptions) -> CallTally | None:
+def finished_tally(out_dir: Path, spec: CallSpec, options: CallPlan) -> CallTally | None:
     """The tally of this call's finished log, or ``None`` when it must be (re)run.
 
     Raises :class:`BatchMismatch` when a finished log with this name was made with
@@ -132,9 +132,10 @@ def finished_tally(out_dir: Path, spec: CallSpec, options: RunOptions) -> CallTa
 # ---- one call ---------------------------------------------------------------------
 
 
-def call_plan(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: Path) -> CallPlan:
-    """The plan of one call of the batch: logged to ``<stem>.jsonl.part``, its audio (a
-    voice call) to ``<stem>.wav.part``, on the virtual clock unless on a line."""
+def call_plan(spec: CallSpec, scenario: Scenario, options: CallPlan, out_dir: Path) -> CallPlan:
+    """The plan of one call of the batch: the batch's plan (``options``) with the call's
+    scenario, dials, seed and rate, logged to ``<stem>.jsonl.part``, its audio (a voice
+    call) to ``<stem>.wav.part``, on the virtual clock unless on a line."""
     c = spec.condition
     profile = profile_name(scenario, options)
     batch: dict[str, object] = {**spec.batch_info(), "user": options.user}
@@ -142,29 +143,21 @@ def call_plan(spec: CallSpec, scenario: Scenario, options: RunOptions, out_dir: 
         batch["agent_profile"] = profile
     if options.adapt:
         batch["adapt"] = True
-    return CallPlan(
-        scenario=spec.scenario,
-        tendencies=Tendencies(c.alpha, c.beta, c.gamma),
-        seed=spec.seed,
-        disfluency_style=options.disfluency_style,
-        words_per_minute=spec.words_per_minute,
-        adapt=options.adapt,
-        agent=options.agent,
-        base_url=options.base_url,
-        model=options.model,
-        agent_profile=profile,
-        policy=options.policy,
-        shadow=options.shadow,
-        user=options.user,
-        speech=options.speech,
-        virtual=None,
-        max_seconds=options.max_seconds,
-        # The call's seed goes to the endpoint too, so a seeded server repeats itself.
-        llm_seed=spec.seed,
-        log_path=part_path(out_dir, spec),
-        audio_path=recording_part(out_dir, spec),
-        batch=batch,
-        scenario_model=scenario,
+    return options.model_copy(
+        update={
+            "scenario": spec.scenario,
+            "tendencies": Tendencies(c.alpha, c.beta, c.gamma),
+            "seed": spec.seed,
+            "words_per_minute": spec.words_per_minute,
+            "agent_profile": profile,
+            "virtual": None,
+            # The call's seed goes to the endpoint too, so a seeded server repeats itself.
+            "llm_seed": spec.seed,
+            "log_path": part_path(out_dir, spec),
+            "audio_path": recording_part(out_dir, spec),
+            "batch": batch,
+            "scenario_model": scenario,
+        }
     )
 
 
@@ -222,7 +215,7 @@ def file_parts(spec: CallSpec, out_dir: Path, counted: CallTally, crash: str | N
 
 
 def pending_calls(
-    specs: Sequence[CallSpec], options: RunOptions, out_dir: Path
+    specs: Sequence[CallSpec], options: CallPlan, out_dir: Path
 ) -> tuple[list[CallSpec], list[CallOutcome]]:
     """The calls still to run, and those an earlier run filed (as skipped outcomes): a
     rerun into the same folder resumes."""

@@ -3,9 +3,11 @@
 Pure: no files, no clocks. The plan is a list of :class:`CallSpec`, one per call,
 each with a file name and a seed that depend only on the base seed, the scenario,
 the condition and the run, so a rerun of the same command plans the same calls
-and can skip the ones already on disk. :class:`RunOptions` says how every call is
-run, and :class:`BatchPlan` is the whole batch as :func:`sessions.batch.run.run_batch`
-takes it: the calls, where they are filed, and which executor runs them.
+and can skip the ones already on disk. A :class:`~sessions.plan.CallPlan` says how
+every call is run (its agent, caller, policy, speech: the one plan type of a call; each
+call's scenario, dials, seed, rate and log are its spec's), and :class:`BatchPlan` is
+the whole batch as :func:`sessions.batch.runner.run.run_batch` takes it: the calls, where they
+are filed, and which executor runs them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sessions.plan import CallPlan
     from sessions.scenarios.model import Scenario
     from sessions.settings import Settings
 
@@ -25,6 +28,9 @@ RATE_JITTER_DEFAULT = 0.05
 """Each run speaks up to ±5 % faster or slower than the base rate."""
 
 _SEED_SPACE = 2**31 - 1
+
+BATCH_USERS = ("scripted", "llm")
+"""Who calls in a batch (``CallPlan(user="scripted")``, ``--user``): nobody types."""
 
 
 class BatchPlanError(ValueError):
@@ -161,34 +167,6 @@ def plan_batch(
 # ---- how the calls are run ------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """How every call of the batch is run (the same for all of them)."""
-
-    agent: str = "scripted"
-    """scripted | openai | twilio:ws://... | realtime (a black-box agent, in real time)"""
-    model: str | None = None
-    base_url: str | None = None
-    """Endpoint and model for whatever runs on an LLM (the agent, the user, or both)."""
-    user: str = "scripted"
-    """scripted (the scenario's lines) | llm (the user simulator)"""
-    policy: str = "rules"
-    shadow: str | None = None
-    speech: str = "text"
-    """text (the text clock) | espeak (synthesized on the virtual clock, pauses from VAD;
-    each call's audio is kept as ``<stem>.wav`` beside its log)."""
-    max_seconds: float | None = None
-    """Virtual seconds after which a call is ended (``time_limit``); default: the config's."""
-    agent_profile: str | None = None
-    """An agent profile (shipped name or TOML path) for every scenario; default: each
-    scenario's own ``agent.profile``, if any (:mod:`sessions.scenarios.profile`)."""
-    disfluency_style: str = "paper"
-    """``--style``: the caller's disfluency style (controls.disfluency.STYLES)."""
-    adapt: bool = False
-    """``--adapt``: the rule's thresholds are calibrated to the agent's rhythm
-    (:mod:`sessions.call.adapt`); each calibration is a ``calibration`` log event."""
-
-
 @dataclass
 class RayStats:
     """What the bench reads after a Ray run: the actors' CPU time and who ran what."""
@@ -219,12 +197,14 @@ class RaySetup:
 
 @dataclass(frozen=True)
 class BatchPlan:
-    """A whole batch, as :func:`sessions.batch.run.run_batch` runs it: every executor
+    """A whole batch, as :func:`sessions.batch.runner.run.run_batch` runs it: every executor
     gets the same calls, agents, folder (and so resume) and filing."""
 
     specs: Sequence[CallSpec]
     scenarios: Mapping[str, Scenario]
-    options: RunOptions
+    options: CallPlan
+    """How every call is run (agent, caller, policy, speech...); each call's scenario,
+    dials, seed, rate and log are its spec's (:func:`sessions.batch.filing.call_plan`)."""
     out_dir: Path
     jobs: int = 1
     """Calls at once: worker processes on the virtual clock, calls on one pump on a line."""
@@ -237,6 +217,10 @@ class BatchPlan:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "out_dir", Path(self.out_dir))
+        if self.options.user not in BATCH_USERS:
+            raise BatchPlanError(
+                f"a batch's caller is {' or '.join(BATCH_USERS)}, not {self.options.user!r}"
+            )
 
     @property
     def dialled(self) -> list[str]:

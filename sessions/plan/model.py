@@ -1,7 +1,11 @@
 """What a call needs, as one typed value: :class:`CallPlan`, and the checks it must pass.
 
-`cutin call`, the TUI, `cutin simulate` and the overlap gallery each turn their own
-options into a plan; :func:`sessions.plan.build.build_call` turns a plan into a call.
+It is the one plan type: `cutin call` builds it once from its arguments, the TUI's home
+screen holds one, `cutin simulate` builds the plan every call of a batch shares (each
+call's scenario, dials, seed and log are filled in by :func:`sessions.batch.filing.call_plan`)
+and the overlap gallery one per example; :func:`sessions.plan.build.build_call` turns a
+plan into a call. A pydantic model: a path given as a string is a :class:`~pathlib.Path`,
+a misspelt field name is refused, and ``plan.model_copy(update=...)`` makes a variant.
 This module is the one place that asks which kind of agent an ``--agent`` value names
 (the registry of lines is :mod:`sessions.lines.factory`).
 """
@@ -9,15 +13,13 @@ This module is the one place that asks which kind of agent an ``--agent`` value 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from controls.tendencies import DEFAULT_TENDENCIES, Tendencies
 from sessions.lines.factory import LINE_KINDS, is_line_agent, parse_line_agent
-
-if TYPE_CHECKING:
-    from sessions.scenarios.model import Scenario
+from sessions.scenarios.model import Scenario
 
 DEFAULT_SCENARIO = "retail-order-change"
 LINE_SCENARIO = "line-check"
@@ -28,6 +30,8 @@ BLACK_BOX_KINDS: frozenset[str] = LINE_KINDS
 """The header's ``agent.kind`` of a call on a line to a black-box agent."""
 
 USERS = ("tester", "scripted", "llm")
+TRANSCRIBE = ("live", "end", "off")
+"""``--transcribe``: what of a line's agent audio is transcribed (agent_ears.TRANSCRIBE_MODES)."""
 
 
 class PlanError(ValueError):
@@ -49,10 +53,11 @@ def agent_kind(agent: str) -> str:
     return parse_line_agent(agent).kind if is_line_agent(agent) else agent
 
 
-@dataclass(frozen=True)
-class CallPlan:
+class CallPlan(BaseModel):
     """Everything one call needs. Settings (endpoint, key, cache folder) are not in it:
     they are passed to the builder beside it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     scenario: str = DEFAULT_SCENARIO
     """A shipped scenario name or a TOML file path."""
@@ -106,6 +111,9 @@ class CallPlan:
     """faster-whisper model for the microphone and a line's agent audio (None: tiny.en)."""
     vad: str = "onnx"
     """Silero VAD backend: onnx | silero-torch."""
+    transcribe: str = "live"
+    """A line's agent audio: live (each piece at its pause) | end (each turn when it ends;
+    decisions count estimated words) | off (no words: load runs that need yield timing)."""
     listen: bool = False
     """A line: play it on the output device."""
     virtual: bool | None = False
@@ -123,8 +131,16 @@ class CallPlan:
     """Where a voice call's audio goes (default: beside its log)."""
     batch: Mapping[str, object] | None = None
     """The header's ``batch`` block (simulate)."""
-    scenario_model: Scenario | None = field(default=None, compare=False, repr=False)
-    """The scenario already loaded (simulate, the gallery); else loaded from ``scenario``."""
+    scenario_model: Scenario | None = Field(default=None, repr=False, exclude=True)
+    """The scenario already loaded (simulate, the gallery); else loaded from ``scenario``.
+    Not part of what the plan is: two plans that differ only here are equal."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CallPlan):
+            return NotImplemented
+        return _compared(self) == _compared(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a plan holds a dict (batch)
 
     @property
     def on_line(self) -> bool:
@@ -146,6 +162,10 @@ class CallPlan:
         )
 
 
+def _compared(plan: CallPlan) -> dict[str, object]:
+    return {k: v for k, v in plan.__dict__.items() if k != "scenario_model"}
+
+
 def check_plan(plan: CallPlan) -> None:
     """Raise :class:`PlanError` for a combination that cannot make a call, before
     anything is opened or written."""
@@ -159,9 +179,16 @@ def check_plan(plan: CallPlan) -> None:
         raise PlanError("--push-to-talk needs --input mic")
     if plan.user != "tester" and plan.input != "type":
         raise PlanError(f"--input {plan.input}: a simulated caller ({plan.user}) types")
+    if plan.transcribe not in TRANSCRIBE:
+        raise PlanError(f"unknown --transcribe {plan.transcribe!r}: {', '.join(TRANSCRIBE)}")
     if plan.on_line:
         _check_line(plan)
         return
+    if plan.transcribe != "live":
+        raise PlanError(
+            f"--transcribe {plan.transcribe} needs a line to an agent (--agent twilio:ws://... "
+            "or realtime): a simulated agent's words are known, not transcribed"
+        )
     if plan.agent not in ("scripted", "openai"):
         raise PlanError(f"unknown agent {plan.agent!r}; choose scripted or openai")
     if plan.input == "mic" and plan.speech == "text":

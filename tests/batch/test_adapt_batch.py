@@ -10,11 +10,12 @@ import pytest
 
 from cutin_tui.cli import main
 from sessions.batch.filing import BatchMismatch, CallStatus
-from sessions.batch.plan import BatchPlan, RunOptions, conditions, plan_batch
-from sessions.batch.run import run_batch
+from sessions.batch.plan import BatchPlan, conditions, plan_batch
+from sessions.batch.runner.run import run_batch
 from sessions.batch.tally import summarize
 from sessions.log import read_session
 from sessions.log.models import Opportunity, RuleCalibration
+from sessions.plan import CallPlan
 from sessions.scenarios import load_scenario
 from sessions.scenarios.model import Scenario
 
@@ -36,7 +37,9 @@ def _rate(out: Path, profile: bool, adapt: bool) -> float:
     scenarios = _scenarios(profile)
     grid = conditions([0.0], [0.3], [0.0])
     specs = plan_batch(list(scenarios), grid, runs=4, seed=0, paired=True)
-    outcomes = list(run_batch(BatchPlan(specs, scenarios, RunOptions(adapt=adapt), out)))
+    outcomes = list(
+        run_batch(BatchPlan(specs, scenarios, CallPlan(user="scripted", adapt=adapt), out))
+    )
     assert all(o.status is CallStatus.RAN for o in outcomes)
     (row,) = summarize((o.spec, o.tally) for o in outcomes)
     assert row.interruptions_per_turn is not None
@@ -69,9 +72,11 @@ def test_adapt_brings_two_rhythms_closer(tmp_path: Path) -> None:
 def test_adapted_and_plain_logs_do_not_mix(tmp_path: Path) -> None:
     scenarios = _scenarios(True)
     specs = plan_batch(list(scenarios)[:1], conditions([0.0], [0.7], [0.0]), runs=1)
-    list(run_batch(BatchPlan(specs, scenarios, RunOptions(adapt=True), tmp_path)))
+    list(run_batch(BatchPlan(specs, scenarios, CallPlan(user="scripted", adapt=True), tmp_path)))
     with pytest.raises(BatchMismatch, match="adapt"):
-        list(run_batch(BatchPlan(specs, scenarios, RunOptions(adapt=False), tmp_path)))
+        list(
+            run_batch(BatchPlan(specs, scenarios, CallPlan(user="scripted", adapt=False), tmp_path))
+        )
 
 
 def test_simulate_cli_adapt_logs_calibrations(

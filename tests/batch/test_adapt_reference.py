@@ -13,9 +13,10 @@ import pytest
 
 from controls.adapt import reference_rate
 from sessions.batch.filing import CallStatus
-from sessions.batch.plan import BatchPlan, RunOptions, conditions, plan_batch
-from sessions.batch.run import run_batch
+from sessions.batch.plan import BatchPlan, conditions, plan_batch
+from sessions.batch.runner.run import run_batch
 from sessions.batch.tally import summarize
+from sessions.plan import CallPlan
 from sessions.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +30,7 @@ def test_realized_interruptions_follow_the_reference(tmp_path: Path, rhythm: str
     specs = plan_batch(
         list(scenarios), conditions([0.0], [BETA], [0.0]), runs=5, seed=0, paired=True
     )
-    options = RunOptions(agent_profile=rhythm, adapt=True)
+    options = CallPlan(user="scripted", agent_profile=rhythm, adapt=True)
     outcomes = list(run_batch(BatchPlan(specs, scenarios, options, tmp_path)))
     assert all(o.status is CallStatus.RAN for o in outcomes)
     (row,) = summarize((o.spec, o.tally) for o in outcomes)

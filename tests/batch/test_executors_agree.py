@@ -1,6 +1,6 @@
 """One plan through each executor that runs here: the same folder comes out.
 
-:func:`sessions.batch.run.run_batch` picks the executor from the plan (one call after
+:func:`sessions.batch.runner.run.run_batch` picks the executor from the plan (one call after
 another, worker processes for ``jobs > 1``, the real-time pump for an agent on a line);
 each must file the same calls under the same names, resume the same way (a rerun skips
 what is finished, leaves its bytes alone and runs only what is missing) and write the
@@ -18,10 +18,11 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from sessions.batch.filing import CallOutcome, CallStatus
-from sessions.batch.plan import BatchPlan, CallSpec, Condition, RunOptions, plan_batch
-from sessions.batch.run import choose_executor, run_batch
+from sessions.batch.plan import BatchPlan, CallSpec, Condition, plan_batch
+from sessions.batch.runner.run import choose_executor, run_batch
 from sessions.batch.tally import tally
 from sessions.log import read_session
+from sessions.plan import CallPlan
 from sessions.scenarios import load_scenario
 from tests.support.known_agent import running_known_agent
 
@@ -80,7 +81,9 @@ def test_serial_and_process_pool_write_the_same_folder(tmp_path: Path) -> None:
     specs = _specs(scenario.name, 3)
     folders = {}
     for jobs, name in ((1, "serial"), (2, "pool")):
-        plan = BatchPlan(specs, {scenario.name: scenario}, RunOptions(), tmp_path / name, jobs=jobs)
+        plan = BatchPlan(
+            specs, {scenario.name: scenario}, CallPlan(user="scripted"), tmp_path / name, jobs=jobs
+        )
         assert choose_executor(plan).name == name
         # Two deleted, so the pool's rerun runs in worker processes too.
         _run_resume(plan, specs[1:])
@@ -103,7 +106,9 @@ def test_the_pump_files_and_resumes_a_line_batch_the_same_way(tmp_path: Path) ->
     specs = _specs(scenario.name, 2)
     with ExitStack() as stack:
         agents = [stack.enter_context(running_known_agent()) for _ in range(2)]
-        options = RunOptions(agent=f"twilio:{agents[0].url}", speech="espeak", max_seconds=2.5)
+        options = CallPlan(
+            user="scripted", agent=f"twilio:{agents[0].url}", speech="espeak", max_seconds=2.5
+        )
         plan = BatchPlan(
             specs,
             {scenario.name: scenario},

@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 from sessions.batch.call import LiveCall, finish_call, start_call
-from sessions.batch.plan import RunOptions, conditions, plan_batch
+from sessions.batch.plan import conditions, plan_batch
 from sessions.call.engine.realtime import PumpedCall, RealtimePump
 from sessions.log import read_session
 from sessions.log.models import EndEvent
+from sessions.plan import CallPlan
 from sessions.scenarios import load_scenario
 from tests.support.known_agent import running_known_agent
 
@@ -36,7 +37,7 @@ def test_calls_set_up_and_torn_down_around_a_running_call_leave_its_frames_on_ti
     specs = plan_batch(
         [scenario.name], conditions([0.5], [0.5], [0.5]), runs=3, seed=7, batch="lag"
     )
-    options = RunOptions(agent="scripted", speech="espeak", max_seconds=RUNNING_S)
+    options = CallPlan(user="scripted", speech="espeak", max_seconds=RUNNING_S)
     ended: queue.Queue[PumpedCall] = queue.Queue()
     pump = RealtimePump().start()
 

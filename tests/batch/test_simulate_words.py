@@ -124,15 +124,16 @@ def test_help_never_splits_a_flag(
 def test_parallel_virtual_calls_show_as_running(tmp_path: Path) -> None:
     """--jobs 2 on the virtual clock (worker processes): the board shows two calls running,
     then the next as each ends (it showed none)."""
-    from sessions.batch.plan import BatchPlan, RunOptions
-    from sessions.batch.run import run_batch
+    from sessions.batch.plan import BatchPlan
+    from sessions.batch.runner.run import run_batch
+    from sessions.plan import CallPlan
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("clinic-triage")
     specs = plan_batch([scenario.name], [Condition(0.5, 0.0, 0.5)], runs=3)
     board = BatchBoard()
     seen = []
-    plan = BatchPlan(specs, {scenario.name: scenario}, RunOptions(), tmp_path, jobs=2)
+    plan = BatchPlan(specs, {scenario.name: scenario}, CallPlan(user="scripted"), tmp_path, jobs=2)
     for outcome in run_batch(plan, board=board):
         assert outcome.status is CallStatus.RAN, outcome.message
         seen.append(sorted(s.stem for s in board.running()))

@@ -4,11 +4,12 @@ calibration after every turn, and the decisions use the calibrated thresholds.""
 from __future__ import annotations
 
 from controls.tendencies import Tendencies
-from cutin_tui.call_view import CallView
+from cutin_tui.views.call_view import CallView
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, simulated_call
 from sessions.call.adapt import RuleAdapter
-from sessions.call.users import ScriptedUser
+from sessions.call.config import CallConfig
+from sessions.call.setup.simulated_call import simulated_call
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import AgentTurnEnd, Event, Opportunity, RuleCalibration
 from sessions.scenarios import load_scenario
 

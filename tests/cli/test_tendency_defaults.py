@@ -29,9 +29,9 @@ def test_call_config_starts_from_the_default() -> None:
 
 
 def test_the_home_screen_starts_from_the_default() -> None:
-    from cutin_tui.call_setup import CallOptions
+    from cutin_tui.screens.app import default_call_plan
 
-    assert CallOptions().tendencies == DEFAULT_TENDENCIES
+    assert default_call_plan().tendencies == DEFAULT_TENDENCIES
 
 
 def test_cutin_call_defaults_to_it() -> None:
@@ -79,4 +79,4 @@ def test_the_command_line_reads_its_dial_defaults_from_the_constant() -> None:
 def test_a_call_plan_starts_from_the_default() -> None:
     from sessions.plan import CallPlan
 
-    assert CallPlan.__dataclass_fields__["tendencies"].default is DEFAULT_TENDENCIES
+    assert CallPlan.model_fields["tendencies"].default is DEFAULT_TENDENCIES

@@ -14,8 +14,9 @@ import pytest
 
 from sessions.batch.board import BatchBoard
 from sessions.batch.cluster.placement import ActorSlot
-from sessions.batch.plan import Condition, RunOptions, plan_batch
+from sessions.batch.plan import Condition, plan_batch
 from sessions.batch.pump import AgentPool
+from sessions.plan import CallPlan
 
 pytest.importorskip("ray")
 
@@ -28,7 +29,7 @@ class _Handle:
         self.ids = count()
         self.run = SimpleNamespace(remote=self._run)
 
-    def _run(self, spec: Any, scenario: Any, options: RunOptions) -> str:
+    def _run(self, spec: Any, scenario: Any, options: CallPlan) -> str:
         self.sent.append((spec.stem, options.agent))
         return f"ref{next(self.ids)}"
 
@@ -38,7 +39,7 @@ def test_calls_take_free_agents_and_the_board_counts_them(tmp_path: Path) -> Non
 
     agents = ["twilio:ws://127.0.0.1:8765/", "twilio:ws://127.0.0.1:8766/"]
     specs = plan_batch(["line-check"], [Condition(0.5, 0.0, 0.5)], runs=3)
-    options = RunOptions(agent=agents[0], speech="espeak")
+    options = CallPlan(user="scripted", agent=agents[0], speech="espeak")
     driver = _Driver({}, options, tmp_path, None, 0.5, True, lambda line: None, None)
     driver.scenarios = {"line-check": None}  # type: ignore[dict-item]
     driver.pool, driver.board = AgentPool(agents), BatchBoard()

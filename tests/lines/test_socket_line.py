@@ -341,7 +341,7 @@ def test_the_base_applies_its_limits_and_close_rule_to_the_toy_too(toy: None) ->
 
 
 def test_each_transports_status_label_is_what_its_line_states(toy: None) -> None:
-    from cutin_tui.line_view import parse_audio_format
+    from cutin_tui.views.line_view import parse_audio_format
 
     stated = {
         "twilio": TwilioLine.audio_format,

@@ -9,13 +9,16 @@ from pathlib import Path
 import pytest
 
 from controls import Tendencies
-from cutin_tui.call_driver import VirtualDriver
-from cutin_tui.call_setup import CallOptions, open_call
+from cutin_tui.calls.call_driver import VirtualDriver
+from cutin_tui.calls.call_setup import open_call
 from sessions.agents.openai_agent import OpenAIAgent
-from sessions.call import CallConfig, ScriptedUser, simulated_call
+from sessions.call.config import CallConfig
+from sessions.call.setup.simulated_call import simulated_call
+from sessions.callers.users import ScriptedUser
 from sessions.llm_client import LLMClient, LLMConfig
 from sessions.log import read_session
 from sessions.log.models import AgentTurnEnd, Event, Interruption
+from sessions.plan import CallPlan
 from sessions.scenarios import load_scenario
 from tests.support.openai_server import OpenAIServer, Reply
 
@@ -73,18 +76,18 @@ async def test_f9_fills_the_box_with_the_simulators_suggestion(
 ) -> None:
     from textual.widgets import Input
 
-    from cutin_tui.app import CutinApp
+    from cutin_tui.screens.app import CutinApp
 
     openai_server.default = Reply("Hi, I need to change my delivery address, please.")
     driver = open_call(
-        CallOptions(
+        CallPlan(
             tendencies=Tendencies(0.5, 0.0, 0.0),
             sessions_dir=tmp_path,
             base_url=openai_server.base_url,
             model="sim-model",
-            simulator=True,
+            suggest=True,
+            virtual=True,
         ),
-        virtual=True,
     )
     assert isinstance(driver, VirtualDriver) and driver.simulator is not None
     app = CutinApp(call=driver)
@@ -102,30 +105,30 @@ async def test_f9_fills_the_box_with_the_simulators_suggestion(
     assert read_session(driver.log_path or "").header.agent.kind == "scripted"
 
 
-def test_call_options_need_an_endpoint_for_llm_parts(tmp_path: Path) -> None:
+def test_a_call_plan_needs_an_endpoint_for_llm_parts(tmp_path: Path) -> None:
     from sessions.llm_client import LLMError
 
     with pytest.raises(LLMError, match="no API key"):
-        open_call(CallOptions(agent="openai", sessions_dir=tmp_path), virtual=True)
+        open_call(CallPlan(agent="openai", sessions_dir=tmp_path, virtual=True))
     assert not list(tmp_path.glob("*.jsonl")), "nothing is recorded for a call that never ran"
 
 
 async def test_shadow_tau_voice_shows_both_decisions_and_its_cost(
     openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
-    from cutin_tui.app import CutinApp
+    from cutin_tui.screens.app import CutinApp
     from cutin_tui.widgets import DecisionLine
 
     openai_server.default = Reply("NO")
     driver = open_call(
-        CallOptions(
+        CallPlan(
             tendencies=Tendencies(0.0, 0.0, 1.0),
             sessions_dir=tmp_path,
             base_url=openai_server.base_url,
             model="clf",
             shadow="tau-voice",
+            virtual=True,
         ),
-        virtual=True,
     )
     assert isinstance(driver, VirtualDriver)
     app = CutinApp(call=driver)

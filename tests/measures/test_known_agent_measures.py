@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cutin_tui.call_view import CallView, NoteEntry
+from cutin_tui.views.call_view import CallView, NoteEntry
 from cutin_tui.widgets.line_status import line_status_text
 from replay.audit.agent_measures import call_of_session, call_row
 from sessions.call.commands import CallerSoundNow, Command

@@ -96,18 +96,18 @@ def test_cutin_simulate_on_a_line_logs_t0_on_the_far_ends_clock(
 
 
 async def test_cutin_call_on_a_line_logs_t0_on_the_far_ends_clock(tmp_path: Path) -> None:
-    from cutin_tui.app import CutinApp
-    from cutin_tui.call_driver import RealtimeDriver
-    from cutin_tui.call_setup import open_plan
+    from cutin_tui.calls.call_driver import RealtimeDriver
+    from cutin_tui.calls.call_setup import open_call
     from cutin_tui.cli import build_parser
     from cutin_tui.cli.call_cmd import call_plan
+    from cutin_tui.screens.app import CutinApp
     from sessions.settings import Settings
     from tests.tui.helpers import SIZE
 
     settings = Settings(sessions_dir=tmp_path / "sessions", cache_dir=tmp_path / "cache")
     with WallClockAgent() as agent:
         args = build_parser().parse_args(["call", "--agent", f"twilio:{agent.url}"])
-        driver = open_plan(call_plan(args, settings), settings)  # as `cutin call` does
+        driver = open_call(call_plan(args, settings), settings)  # as `cutin call` does
         assert isinstance(driver, RealtimeDriver)
         await asyncio.sleep(0.3)  # the log exists; the app takes a while to show the call
         app = CutinApp(call=driver)

@@ -4,7 +4,6 @@ options; a plan that cannot work is one clear error before any log file exists."
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from cutin_tui.cli.simulate_cmd import _options
 from sessions.batch.call import run_call
 from sessions.batch.filing import CallStatus
 from sessions.batch.filing import call_plan as batch_call_plan
-from sessions.batch.plan import RunOptions, conditions, plan_batch
+from sessions.batch.plan import conditions, plan_batch
 from sessions.plan import CallPlan, PlanError
 from sessions.plan.build import build_call, call_config
 from sessions.plan.model import check_plan
@@ -82,16 +81,17 @@ def test_call_and_simulate_plan_the_same_call_for_the_same_options(tmp_path: Pat
     # What only a batch has (a simulated caller, the fastest clock, the seeded endpoint,
     # its own file names and header block, the scenario's agent profile) and only a
     # tester's call has (a sessions folder) differ; everything else is the same plan.
-    as_a_tester = dataclasses.replace(
-        from_simulate,
-        user="tester",
-        virtual=False,
-        llm_seed=None,
-        log_path=None,
-        audio_path=None,
-        batch=None,
-        agent_profile=None,
-        sessions_dir=settings.sessions_dir,
+    as_a_tester = from_simulate.model_copy(
+        update={
+            "user": "tester",
+            "virtual": False,
+            "llm_seed": None,
+            "log_path": None,
+            "audio_path": None,
+            "batch": None,
+            "agent_profile": None,
+            "sessions_dir": settings.sessions_dir,
+        }
     )
     assert as_a_tester == from_call
     assert from_simulate.user == "scripted" and from_simulate.clock_virtual
@@ -113,7 +113,7 @@ def test_a_bad_plan_is_one_error_before_any_log_file(
 ) -> None:
     logs = tmp_path / "sessions"
     with pytest.raises(PlanError, match=re.escape(says)) as caught:
-        build_call(dataclasses.replace(plan, sessions_dir=logs), _settings(tmp_path))
+        build_call(plan.model_copy(update={"sessions_dir": logs}), _settings(tmp_path))
     assert "\n" not in str(caught.value)
     assert not logs.exists() or not any(logs.iterdir())
 
@@ -131,7 +131,7 @@ def test_cutin_call_refuses_a_bad_plan_before_any_log_file(
 def test_a_batch_call_with_a_bad_plan_fails_without_a_log(tmp_path: Path) -> None:
     (spec,) = plan_batch(["retail-order-change"], conditions([0.5], [0.0], [0.5]), runs=1)
     scenario = load_scenario("retail-order-change")
-    options = RunOptions(agent="twilio:ws://127.0.0.1:9/", speech="text")
+    options = CallPlan(user="scripted", agent="twilio:ws://127.0.0.1:9/", speech="text")
     outcome = run_call(spec, scenario, options, tmp_path / "batch", _settings(tmp_path))
     assert outcome.status is CallStatus.FAILED
     assert outcome.message.startswith("PlanError: ") and "espeak-ng on a line" in outcome.message

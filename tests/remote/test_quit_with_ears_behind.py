@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cutin_tui.call_driver import RealtimeDriver
-from cutin_tui.call_setup import open_plan
+from cutin_tui.calls.call_driver import RealtimeDriver
+from cutin_tui.calls.call_setup import open_call
 from cutin_tui.cli import build_parser
 from cutin_tui.cli.call_cmd import call_plan
 from sessions.log import read_session
@@ -40,7 +40,7 @@ def test_quitting_with_a_transcription_backlog_still_logs_the_end(tmp_path: Path
     settings = Settings(sessions_dir=tmp_path / "sessions", cache_dir=tmp_path / "cache")
     with running_known_agent() as agent:
         args = build_parser().parse_args(["call", "--agent", f"twilio:{agent.url}"])
-        driver = open_plan(call_plan(args, settings), settings)
+        driver = open_call(call_plan(args, settings), settings)
         assert isinstance(driver, RealtimeDriver)
         ears = driver.loop.far.ears  # type: ignore[attr-defined]
         ears.transcriber = stuck = StuckEars(ears.transcriber)

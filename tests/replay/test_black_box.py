@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cutin_tui.turn_layout import Columns, TurnTable
+from cutin_tui.views.turn_layout import Columns, TurnTable
 from replay.load import load_log
 from replay.model import Trial, Turn
 from replay.report.black_box import (

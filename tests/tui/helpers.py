@@ -7,10 +7,11 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from controls.tendencies import Tendencies
-from cutin_tui.app import CutinApp
-from cutin_tui.call_driver import VirtualDriver
-from cutin_tui.call_setup import CallOptions, open_call
+from cutin_tui.calls.call_driver import VirtualDriver
+from cutin_tui.calls.call_setup import open_call
+from cutin_tui.screens.app import CutinApp
 from cutin_tui.screens.call import CallScreen
+from sessions.plan import CallPlan
 
 SIZE = (120, 40)
 
@@ -28,15 +29,15 @@ def virtual_call(
 ) -> tuple[CutinApp, VirtualDriver]:
     """An app showing a call that only moves when the test advances it."""
     driver = open_call(
-        CallOptions(
+        CallPlan(
             scenario=scenario,
             tendencies=Tendencies(alpha, beta, gamma),
             seed=seed,
             sessions_dir=sessions_dir,
             auto_interrupt=auto_interrupt,
             auto_backchannel=auto_backchannel,
+            virtual=True,
         ),
-        virtual=True,
     )
     assert isinstance(driver, VirtualDriver)
     return CutinApp(call=driver), driver

@@ -7,11 +7,11 @@ from pathlib import Path
 from textual.binding import Binding
 from textual.widgets import Input
 
-from cutin_tui.app import CutinApp
-from cutin_tui.call_view import AgentEntry, UserEntry
-from cutin_tui.home import HomeScreen
-from cutin_tui.live_counts import count_events
+from cutin_tui.screens.app import CutinApp
 from cutin_tui.screens.call import CallScreen
+from cutin_tui.screens.home import HomeScreen
+from cutin_tui.views.call_view import AgentEntry, UserEntry
+from cutin_tui.views.live_counts import count_events
 from cutin_tui.widgets import CountersPanel, DecisionLine, DialsBar, DialsPanel, TranscriptView
 from cutin_tui.widgets.counters import counter_lines
 from cutin_tui.widgets.dials import dial_lines

@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 
 from controls.tendencies import Tendencies
-from cutin_tui.app import CutinApp
-from cutin_tui.call_driver import VirtualDriver
-from cutin_tui.call_view import AgentEntry
+from cutin_tui.calls.call_driver import VirtualDriver
+from cutin_tui.screens.app import CutinApp
 from cutin_tui.screens.call import LINE_TOASTS
+from cutin_tui.views.call_view import AgentEntry
 from cutin_tui.widgets import DecisionLine, LineStatus, TranscriptView
 from replay.report.confidence import UNSURE_MARK
 from sessions.call.config import CallConfig
-from sessions.call.line_setup import RemoteSpec, build_line_call
-from sessions.call.users import ScriptedUser
+from sessions.call.setup.line_call import RemoteSpec, build_line_call
+from sessions.callers.users import ScriptedUser
 from sessions.lines.base import LineNotice, NoticeKind
 from sessions.scenarios import load_scenario
 from tests.support.sim_agent import SimAgent, SimAgentLine
@@ -197,11 +197,11 @@ async def test_a_recorded_black_box_call_replays_with_its_stop_and_its_audio(
 ) -> None:
     """The log and the 2-channel WAV a remote call leaves: replay draws the stop the log
     measured, and space's clip of the cut turn is both channels of that stretch."""
-    from cutin_tui.replay_audio import clip_audio, turn_clip
-    from cutin_tui.turn_layout import Columns, TurnTable
+    from cutin_tui.screens.replay_audio import clip_audio, turn_clip
+    from cutin_tui.views.turn_layout import Columns, TurnTable
     from replay.load import load_log
     from replay.model import Trial
-    from sessions.call import Recorder
+    from sessions.call.recorder import Recorder
     from sessions.call.voice.recording import CallRecording, recording_path
     from sessions.speech import SAMPLE_RATE
     from tests.remote.helpers import read_two_channels

@@ -3,8 +3,8 @@ status, both points of a cut turn, false yields, yield notes, the end reason."""
 
 from __future__ import annotations
 
-from cutin_tui.call_view import AgentEntry, CallView, NoteEntry
-from cutin_tui.line_view import LineView, parse_audio_format
+from cutin_tui.views.call_view import AgentEntry, CallView, NoteEntry
+from cutin_tui.views.line_view import LineView, parse_audio_format
 from cutin_tui.widgets.line_status import line_status_text
 from replay.report.black_box import split_cut
 from sessions.log.models import LineEvent

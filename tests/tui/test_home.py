@@ -7,16 +7,16 @@ from pathlib import Path
 from textual.app import App
 from textual.widgets import OptionList
 
-from cutin_tui.app import CutinApp
-from cutin_tui.call_setup import CallOptions
-from cutin_tui.home import HOME_ENTRIES, HomeEntry, HomeScreen, register_home_entry
+from cutin_tui.screens.app import CutinApp
 from cutin_tui.screens.call import CallScreen
+from cutin_tui.screens.home import HOME_ENTRIES, HomeEntry, HomeScreen, register_home_entry
 from sessions.log import AgentTurnStart, EndEvent, read_session
+from sessions.plan import CallPlan
 from tests.tui.helpers import SIZE
 
 
 async def test_call_entry_opens_a_live_call_that_is_logged(tmp_path: Path) -> None:
-    app = CutinApp(call_options=CallOptions(sessions_dir=tmp_path))
+    app = CutinApp(call_plan=CallPlan(sessions_dir=tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         assert isinstance(app.screen, HomeScreen)
         await pilot.press("enter")  # "Call" is the first entry

@@ -14,8 +14,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from cutin_tui.app import CutinApp
-from cutin_tui.home import HOME_ENTRIES, HomeEntry
+from cutin_tui.screens.app import CutinApp
+from cutin_tui.screens.home import HOME_ENTRIES, HomeEntry
 from tests.tui.helpers import SIZE, advance, type_text, virtual_call
 
 SnapCompare = Callable[..., bool]
@@ -60,7 +60,7 @@ def test_home_screen(snap_compare: SnapCompare, monkeypatch: pytest.MonkeyPatch)
     """The layout, with a fixed list (other parts register their own entries)."""
     call = next(e for e in HOME_ENTRIES if e.id == "call")
     fixed = [call, HomeEntry("later", "Later", "an entry not wired up yet")]
-    monkeypatch.setattr("cutin_tui.home.HOME_ENTRIES", fixed)
+    monkeypatch.setattr("cutin_tui.screens.home.HOME_ENTRIES", fixed)
     assert snap_compare(CutinApp(), terminal_size=SIZE)
 
 

@@ -6,12 +6,15 @@ plus a few hand-made events for edges a scripted call does not reach."""
 from __future__ import annotations
 
 from controls import Tendencies
-from cutin_tui.call_view import AgentEntry, CallView, NoteEntry, UserEntry
-from cutin_tui.explain import check_words, outcome_words
-from cutin_tui.live_counts import count_events
-from cutin_tui.timeline_layout import CELL_S, layout, runs, window_start
+from cutin_tui.views.call_view import AgentEntry, CallView, NoteEntry, UserEntry
+from cutin_tui.views.explain import check_words, outcome_words
+from cutin_tui.views.live_counts import count_events
+from cutin_tui.views.timeline_layout import CELL_S, layout, runs, window_start
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, InterruptNow, ScriptedUser, simulated_call
+from sessions.call.commands import InterruptNow
+from sessions.call.config import CallConfig
+from sessions.call.setup.simulated_call import simulated_call
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import (
     Backchannel,
     EndEvent,
@@ -185,7 +188,7 @@ def test_check_words_say_what_passed_and_failed() -> None:
 
 
 def test_each_dial_shows_what_it_realized_as_the_audit_counts_it() -> None:
-    from cutin_tui.call_view import realized_by_dial
+    from cutin_tui.views.call_view import realized_by_dial
     from replay.audit.counter import count
 
     events = _call(beta=0.0, gamma=1.0, cut_at=None)

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.text import Text
 
 from cutin_tui.screens.replay import ReplayApp
-from cutin_tui.turn_layout import Columns, TurnTable
+from cutin_tui.views.turn_layout import Columns, TurnTable
 from cutin_tui.widgets.trial_list import trial_prompt
 from replay.load import load_log
 from replay.model import JudgeVerdict, Trial

@@ -13,7 +13,7 @@ import pytest
 from textual.pilot import Pilot
 
 from cutin_tui.screens.replay import ReplayApp
-from cutin_tui.turn_layout import GUTTER_W
+from cutin_tui.views.turn_layout import GUTTER_W
 from cutin_tui.widgets.turn_view import TurnView
 from tests.support.black_box_log import write_black_box_log
 from tests.tui_replay.helpers import SIZE, loaded

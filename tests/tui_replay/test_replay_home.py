@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cutin_tui.app import CutinApp
-from cutin_tui.home import HOME_ENTRIES, HomeScreen
+from cutin_tui.screens.app import CutinApp
+from cutin_tui.screens.home import HOME_ENTRIES, HomeScreen
 from cutin_tui.screens.replay import ReplayScreen
 from tests.tui_replay.helpers import SIZE, loaded
 from tests.tui_replay.logs import write_plain_log

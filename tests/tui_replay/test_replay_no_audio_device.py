@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cutin_tui.turn_layout import format_time
+from cutin_tui.views.turn_layout import format_time
 from replay.load import load_log
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.devices import AudioUnavailable

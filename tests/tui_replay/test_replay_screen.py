@@ -10,7 +10,7 @@ from textual.app import App
 from textual.worker import WorkerState
 
 from cutin_tui.screens.replay import TOAST_COLUMNS, ReplayApp, shown_folder
-from cutin_tui.turn_layout import TurnTable
+from cutin_tui.views.turn_layout import TurnTable
 from cutin_tui.widgets.turn_view import TurnView
 from replay.load import load_batch, load_log
 from sessions.settings import Settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cutin_tui.turn_layout import Columns, TurnTable, judge_groups
+from cutin_tui.views.turn_layout import Columns, TurnTable, judge_groups
 from replay.load import load_path
 from tests.replay.test_tau2_versions import FORK_GEN1, _with_review
 

@@ -11,9 +11,9 @@ from textual.app import App, ComposeResult
 
 from controls.disfluency import InsertionKind
 from controls.disfluency_human import inject_human
-from cutin_tui.call_view import UserEntry
 from cutin_tui.screens.replay import ReplayApp
-from cutin_tui.turn_layout import diff_tokens
+from cutin_tui.views.call_view import UserEntry
+from cutin_tui.views.turn_layout import diff_tokens
 from cutin_tui.widgets.transcript import TranscriptView
 from cutin_tui.widgets.turn_view import TurnView
 from replay.model import InsertedToken, Turn

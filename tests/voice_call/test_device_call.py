@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 
 from controls import Tendencies
-from cutin_tui.call_driver import CallDriver
-from cutin_tui.call_setup import CallOptions, open_call
-from sessions.call import SubmitText
+from cutin_tui.calls.call_driver import CallDriver
+from cutin_tui.calls.call_setup import open_call
+from sessions.call.commands import SubmitText
+from sessions.plan import CallPlan
 from sessions.speech.tts import EspeakTts
 from sessions.speech.wav import write_wav
 from tests.support.pulse import PulseServer
@@ -46,9 +47,7 @@ CALLER_WORDS = "Sorry, I need to change my delivery address."
 
 def voice_call(tmp_path: Path, *turns: str, **options: Any) -> CallDriver:
     scenario = scenario_file(tmp_path / "scenario.toml", *turns)
-    return open_call(
-        CallOptions(scenario=scenario, sessions_dir=tmp_path, speech="espeak", **options)
-    )
+    return open_call(CallPlan(scenario=scenario, sessions_dir=tmp_path, speech="espeak", **options))
 
 
 @pytest.fixture

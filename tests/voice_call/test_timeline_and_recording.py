@@ -186,7 +186,7 @@ def test_lost_stream_time_is_told_from_a_late_burst() -> None:
 
 
 def test_the_replay_plays_both_sides_at_their_recorded_level(tmp_path: Path) -> None:
-    from cutin_tui.replay_audio import RecordingClip, clip_audio
+    from cutin_tui.screens.replay_audio import RecordingClip, clip_audio
 
     path = tmp_path / "call.wav"
     rec = CallRecording(path)

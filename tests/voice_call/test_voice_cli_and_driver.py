@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from controls import Tendencies
-from cutin_tui.call_driver import VirtualDriver
-from cutin_tui.call_setup import CallOptions, open_call
+from cutin_tui.calls.call_driver import VirtualDriver
+from cutin_tui.calls.call_setup import open_call
 from cutin_tui.cli import main
-from sessions.call import SubmitText
+from sessions.call.commands import SubmitText
 from sessions.log import read_session
+from sessions.plan import CallPlan
 from tests.support.cli import run_cutin
 from tests.support.openai_server import OpenAIServer, Speech
 from tests.voice_call.helpers import make_scenario, read_two_channels, rms, run_voice_call
@@ -23,7 +24,7 @@ from tests.voice_call.helpers import make_scenario, read_two_channels, rms, run_
 def test_simulate_speaks_each_call_and_keeps_its_audio(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cutin_tui.replay_audio import turn_clip
+    from cutin_tui.screens.replay_audio import turn_clip
     from replay.load import load_log
     from sessions.speech.wav import read_wav
 
@@ -106,13 +107,14 @@ def test_missing_portaudio_is_one_line_and_typed_mode_is_named(
 
 @pytest.mark.usefixtures("espeak_ok")
 def test_a_virtual_voice_call_through_the_driver(tmp_path: Path) -> None:
-    options = CallOptions(
+    plan = CallPlan(
         scenario="retail-order-change",
         tendencies=Tendencies(0.5, 0.0, 1.0),
         sessions_dir=tmp_path,
         speech="espeak",
+        virtual=True,
     )
-    driver = open_call(options, virtual=True)
+    driver = open_call(plan)
     assert isinstance(driver, VirtualDriver) and not driver.push_to_talk
     with pytest.raises(RuntimeError, match="push-to-talk needs"):
         driver.toggle_talk()
@@ -135,7 +137,7 @@ def test_a_virtual_voice_call_through_the_driver(tmp_path: Path) -> None:
 
 
 def test_the_typed_call_is_unchanged(tmp_path: Path) -> None:
-    driver = open_call(CallOptions(sessions_dir=tmp_path), virtual=True)
+    driver = open_call(CallPlan(sessions_dir=tmp_path, virtual=True))
     driver.start()
     driver.advance(5.0)
     driver.stop()

@@ -15,7 +15,7 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,11 +37,11 @@ from sessions.batch.filing import (
     part_path,
     recording_part,
 )
-from sessions.batch.plan import BatchPlan, CallSpec, RaySetup, RayStats, RunOptions
+from sessions.batch.plan import BatchPlan, CallSpec, RaySetup, RayStats
 from sessions.batch.pump import AgentPool
 from sessions.batch.tally import CallTally, tally
 from sessions.log.reader import LogError, read_session
-from sessions.plan import on_line
+from sessions.plan import CallPlan, on_line
 from sessions.scenarios.model import Scenario
 from sessions.version import version_string
 
@@ -110,7 +110,7 @@ def run_on_ray(
     setup: RaySetup,
     board: BatchBoard | None = None,
 ) -> Iterator[CallOutcome]:
-    """The calls still to run (resume is done by :func:`sessions.batch.run.run_batch`)
+    """The calls still to run (resume is done by :func:`sessions.batch.runner.run.run_batch`)
     on Ray: one outcome per call as results come back. Raises :class:`ClusterError`
     (one line) when Ray is missing, the cluster cannot be reached or has no CPU.
 
@@ -137,7 +137,7 @@ class _Driver:
     def __init__(
         self,
         scenarios: Mapping[str, Scenario],
-        options: RunOptions,
+        options: CallPlan,
         out_dir: Path,
         settings: Settings | None,
         cost: float,
@@ -247,7 +247,7 @@ class _Driver:
             while queue and actor.ready and actor.busy < actor.slot.slots and self.pool.free:
                 job, agent = queue.popleft(), self.pool.take()
                 scenario = self.scenarios[job.spec.scenario]
-                options = replace(self.options, agent=agent)
+                options = self.options.model_copy(update={"agent": agent})
                 ref = actor.handle.run.remote(job.spec, scenario, options)
                 actor.busy += 1
                 self.running[ref] = (job, actor, agent)

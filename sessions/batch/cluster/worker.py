@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from sessions.batch.call import finish_call, run_call, start_call
 from sessions.batch.filing import CallOutcome, CallStatus
-from sessions.batch.plan import CallSpec, RunOptions
-from sessions.plan import on_line
+from sessions.batch.plan import CallSpec
+from sessions.plan import CallPlan, on_line
 from sessions.scenarios.model import Scenario
 from sessions.version import version_string
 
@@ -100,7 +100,7 @@ class CallRunner:
             return self._pump
 
     def _run_line(
-        self, spec: CallSpec, scenario: Scenario, options: RunOptions, folder: Path
+        self, spec: CallSpec, scenario: Scenario, options: CallPlan, folder: Path
     ) -> CallOutcome:
         """One real-time call on the actor's pump, filed in ``folder`` as the pump
         executor files it."""
@@ -126,7 +126,7 @@ class CallRunner:
         """CPU time of this process so far (all its threads): the bench's cost per call."""
         return time.process_time()
 
-    def run(self, spec: CallSpec, scenario: Scenario, options: RunOptions) -> CallResult:
+    def run(self, spec: CallSpec, scenario: Scenario, options: CallPlan) -> CallResult:
         start = time.monotonic()
         folder = Path(tempfile.mkdtemp(prefix=spec.stem[:40] + "-", dir=self.scratch))
         try:
