@@ -6,7 +6,8 @@ does); the agent is ``examples/known_agent.py`` (pre-rendered speech, an energy 
 nearly no CPU, its own process). For each N in ``LEVELS``, N calls of at most
 ``CALL_S`` seconds run at once on the node's actor (one pump, shared models, results
 shipped back as bytes and filed by the driver) through
-:func:`sessions.batch.runner.run.run_batch` with a :class:`~sessions.batch.plan.RaySetup`. Measured per N:
+:func:`sessions.batch.runner.run.run_batch` with a
+:class:`~sessions.batch.plan.RaySetup`. Measured per N:
 
 - calls per hour: N calls over the wall time from the actor's answer (models loaded)
   to the last call filed;
