@@ -25,14 +25,17 @@ import numpy as np
 from controls.pauses import PauseEvent
 from sessions.agents.base import Message
 from sessions.call.adapt import line_turn_seen
-from sessions.call.commands import Command
+from sessions.call.commands import CallerSoundNow, Command
 from sessions.call.context import AgentTurn, Heard
 from sessions.call.far_ends.agent_ears import AgentEars
-from sessions.call.far_ends.line_yields import Backchannels, YieldWatching
+from sessions.call.far_ends.line_yields import SIDE_TALK, Backchannels, BargeIns, LineYields
 from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S
 from sessions.call.far_ends.yield_watches import YieldWatches
 from sessions.call.line_parts import LineTurn, RemoteConfig
 from sessions.call.near_end.caller_line import Synthesizer, line_rate_of
+from sessions.call.near_end.line_caller import CallerMouth
+from sessions.call.response_clock import ResponseClock
+from sessions.call.sound_tape import SoundTape
 from sessions.call.voice.recording import CallRecording
 from sessions.clock import Clock
 from sessions.lines.base import Line, LineNotice, NoticeKind, PlayoutBuffer
@@ -51,6 +54,7 @@ from sessions.speech.words import TimedWord, confidence
 if TYPE_CHECKING:
     from sessions.call.context import CallContext
     from sessions.call.near_end.caller import Caller
+    from sessions.call.near_end.line_monitor import LineMonitor
     from sessions.call.near_end.mic import MicInput
 
 
@@ -82,10 +86,37 @@ class _Held:
         return max(self.t + SETTLE_S, self.gap + STALL_S)
 
 
-class LineFarEnd(YieldWatching):
-    """A black-box agent heard through a line (see the module)."""
+class LineFarEnd:
+    """A black-box agent heard through a line (see the module), made of parts it owns
+    (built when the engine binds it, each handed only what it uses):
+
+    - :attr:`mouth` (:class:`~sessions.call.near_end.line_caller.CallerMouth`): the
+      caller's speech on the line, the tester's microphone, keypad steps, impatience;
+    - :attr:`ears` (:class:`~.agent_ears.AgentEars`): the agent's speech probability and
+      its words;
+    - :attr:`yields` (:class:`~.line_yields.LineYields`): backchannels, tics and asides,
+      and whether the agent yields to them and to barge-ins (:attr:`barge_in`), over
+      :attr:`watches` (:class:`~.yield_watches.YieldWatches`);
+    - :attr:`responses` (:class:`~sessions.call.response_clock.ResponseClock`): response
+      latencies and no-response;
+    - the near end's :class:`~sessions.call.near_end.caller.Caller` (:attr:`near`): typed
+      text and the headless caller's lines.
+
+    It keeps the agent's turns (their onsets, ends and transcripts) and the line (its
+    notices, playout, the frame's exchange) itself, and answers the engine's
+    :class:`~sessions.call.engine.far_end.FarEnd` calls by asking its parts.
+    """
 
     tick_s = 0.004
+
+    ctx: CallContext
+    near: Caller
+    responses: ResponseClock
+    watches: YieldWatches
+    barge_in: BargeIns
+    mouth: CallerMouth
+    yields: LineYields
+    voice: LineVoice
 
     def __init__(
         self,
@@ -98,11 +129,21 @@ class LineFarEnd(YieldWatching):
         recording: CallRecording | None = None,
         user_source: str = "scenario",
     ) -> None:
-        super().__init__(synthesizer, backchannels, remote or RemoteConfig(), user_source)
         self._line = line
         self.line_rate = line_rate_of(getattr(line, "audio_format", "") or "")
         self.ears = ears
+        self.synth = synthesizer
+        self.backchannels = backchannels
+        self.remote = remote or RemoteConfig()
+        self.user_source = user_source
+        """How the caller's own turns are logged: scenario | simulator."""
+        self._side_talk = synthesizer.submit(SIDE_TALK)  # ready long before it is asked for
         self.recording = recording
+        self.monitor: LineMonitor | None = None
+        """The tester's speaker, when they listen in (``--listen``)."""
+        self.tape = SoundTape()
+        """The agent's audio as it came off the line."""
+        self._turn: LineTurn | None = None
         self._closing: list[_Closing] = []
         self._agent_turns = 0
         self._heard_agent = False
@@ -119,12 +160,71 @@ class LineFarEnd(YieldWatching):
         self._stated_playout = False
 
     def bind(self, ctx: CallContext, caller: Caller) -> None:
+        """Build the parts, each handed only what it uses of the call and of the others."""
         self.ctx = ctx
         self.near = caller
-        self.yields = YieldWatches(
-            ctx, self.tape, lambda: self.ears.words(), self._stall_start, lambda: self._turn
+        remote = self.remote
+
+        def current() -> LineTurn | None:
+            return self._turn
+
+        def agent_turns() -> int:
+            return self._agent_turns
+
+        self.responses = ResponseClock(remote.response_window_s, ctx.emit)
+        self.watches = YieldWatches(ctx, self.tape, self.ears.words, self._stall_start, current)
+        self.barge_in = BargeIns(ctx, self.ears, self.watches, remote.interruption_window_s)
+        self.mouth = CallerMouth(
+            ctx,
+            caller,
+            self._line,
+            self.synth,
+            remote,
+            self.user_source,
+            responses=self.responses,
+            current_turn=current,
+            agent_turns=agent_turns,
+            barge_in=self.barge_in,
+            line_rate=self.line_rate,
+        )
+        self.yields = LineYields(
+            ctx,
+            self.mouth,
+            self.ears,
+            self.tape,
+            self.watches,
+            self.responses,
+            backchannels=self.backchannels,
+            side_talk=self._side_talk,
+            current_turn=current,
+            backchannel_window_s=remote.backchannel_window_s,
         )
         self.voice = LineVoice(self, ctx)
+
+    # ---- the tester's microphone (``attach_microphone``) ----------------------------------
+
+    @property
+    def mic(self) -> MicInput | None:
+        """The tester's microphone (the mouth's): started with the call's clock."""
+        return self.mouth.mic
+
+    @mic.setter
+    def mic(self, mic: MicInput | None) -> None:
+        self.mouth.mic = mic
+
+    @property
+    def mic_audio(self) -> PlayoutBuffer | None:
+        """The tester's microphone audio, sent into the line as it is captured."""
+        return self.mouth.mic_audio
+
+    @mic_audio.setter
+    def mic_audio(self, audio: PlayoutBuffer | None) -> None:
+        self.mouth.mic_audio = audio
+
+    @property
+    def playout(self) -> PlayoutBuffer | None:
+        """The line's playout buffer, if it has one (the agent's audio plays through it)."""
+        return self._playout
 
     @property
     def line(self) -> Line:
@@ -153,25 +253,20 @@ class LineFarEnd(YieldWatching):
         if not self._stated_playout and not self.ctx.clock.ended():
             self._state_playout(t)  # after the line's own first words (open, format)
         if not self.ctx.clock.ended():
-            self._start_ready_speech(t)
+            self.mouth.start_ready_speech(t)
 
     def frame(self, t: float, t1: float) -> float:
         agent = self._line.take(FRAME_SAMPLES)
         self._audio = agent
-        self._caller_was_active = self.caller_active
-        caller, finished = self.caller.take(FRAME_SAMPLES)
-        if self.mic_audio is not None:
-            caller = np.clip(caller + self.mic_audio.take(FRAME_SAMPLES), -1.0, 1.0)
-        self.caller_tape.append(caller)
+        self._caller_was_active = self.mouth.caller_active
+        caller, finished = self.mouth.take(FRAME_SAMPLES)
         self._line.send(caller)
         if self.recording is not None:
             self.recording.push(agent, caller)
         if self.monitor is not None:
             self.monitor.push(agent, caller)
         self.tape.append(agent)
-        self._mic_onset(t1)
-        for utt in finished:
-            self._caller_finished(utt, t1)
+        self.mouth.sent(t1, finished)
         if not self._heard_agent and np.abs(agent).max(initial=0.0) > 0:
             self._heard_agent = True
         return self.ears.prob(agent)
@@ -190,7 +285,7 @@ class LineFarEnd(YieldWatching):
 
     def after_pauses(self, t: float, t1: float) -> None:
         speaking = self.ctx.pauses.in_speech
-        self._watch_frame(t, t1, speaking=speaking, caller_active=self._caller_was_active)
+        self.yields.frame(t, t1, speaking=speaking, caller_active=self._caller_was_active)
         held = self._held
         if held is not None and not speaking and t1 >= held.due - 1e-9:
             self._held = None  # nothing came back: the turn ended where its sound did
@@ -199,22 +294,45 @@ class LineFarEnd(YieldWatching):
             self._flush_closing()
 
     def caller_frame(self, t: float, t1: float) -> None:
-        self._response_watch(t1)
-        self._caller_frame(t1)
+        # No agent turn within the response window of the caller's end: a no_response.
+        self.responses.watch(t1, quiet=self._turn is None and not self.mouth.caller_active)
+        self.mouth.frame(t1)
         self._silence_watchdog(t1)
+
+    # ---- the caller's acts (the mouth and the yields parts) --------------------------------
+
+    def caller_busy(self, t: float) -> bool:
+        return self.mouth.caller_active
+
+    def ready_to_act(self) -> bool:
+        return self.mouth.ready_to_act()
+
+    def may_interrupt(self) -> bool:
+        return self.mouth.may_interrupt()
+
+    def apply(self, command: Command, t: float) -> None:
+        if isinstance(command, CallerSoundNow):
+            self.yields.caller_sound(t, command.kind)
+        else:
+            self.mouth.apply(command, t)
+
+    def interrupt(
+        self, t: float, *, trigger: str, text: str, typed: bool, at: float | None, mic: bool
+    ) -> None:
+        source = "typed" if typed else "interruption"
+        self.mouth.say("interruption", text, source, t, trigger)
+
+    def backchannel(self, t: float, *, trigger: str, token: str | None) -> None:
+        self.yields.backchannel(t, trigger=trigger, token=token)
 
     # ---- did the agent answer? -----------------------------------------------------------
 
     def _response_to(self, onset: float) -> tuple[float | None, str | None, bool]:
         """An agent turn starts at ``onset``: (response latency, what it answers, whether
         it starts over the caller's turn: an agent interruption)."""
-        over, sounding = self.caller_at(onset)
+        over, sounding = self.mouth.caller_at(onset)
         latency, answers = self.responses.answer(onset, blocked=over or sounding)
         return latency, answers, over
-
-    def _response_watch(self, t: float) -> None:
-        """No agent turn within the response window of the caller's end: a no_response."""
-        self.responses.watch(t, quiet=self._turn is None and not self.caller_active)
 
     # ---- the line -----------------------------------------------------------------------
 
@@ -260,7 +378,7 @@ class LineFarEnd(YieldWatching):
             at = self._notice_t(notice, t)
             e.emit(LineEvent(t=at, kind=str(notice.kind), detail=notice.detail, data=notice.data))
             if notice.kind is NoticeKind.CLEAR:
-                self.yields.cleared(at, dropped=_dropped_audio(notice.data))
+                self.watches.cleared(at, dropped=_dropped_audio(notice.data))
             elif notice.kind is NoticeKind.ERROR:
                 e.emit(ErrorEvent(t=at, where="line", message=notice.detail))
             elif notice.kind is NoticeKind.FAILED:
@@ -296,10 +414,10 @@ class LineFarEnd(YieldWatching):
         found = self.tape.first_sound(ev.t - 0.25, ev.t + self.ctx.config.frame_s)
         onset = round(found if found is not None else ev.t, 6)
         latency, answers, over = self._response_to(onset)
-        self._answered_sound(onset, ev.t)
+        self.yields.answered_sound(onset, ev.t)
         index = self._agent_turns
         self._agent_turns += 1
-        self._answered_at = self._last_caller_end
+        self.mouth.agent_answered()
         self._turn = LineTurn(index=index, onset=onset, response_latency_s=latency)
         self.ears.start_turn(ev.t, np.concatenate([self._lead, agent]) if self._lead.size else None)
         self._lead = np.zeros(0, dtype=np.float32)
@@ -325,7 +443,7 @@ class LineFarEnd(YieldWatching):
         assert ev.silence_start is not None
         t, silence_start = ev.t, ev.silence_start
         # Watches still waiting on this silence are decided by it (it is a turn end).
-        self._watch_frame(t, t, speaking=False, caller_active=self.caller.active)
+        self.yields.frame(t, t, speaking=False, caller_active=self.mouth.channel.active)
         gap = self._stall_start(silence_start, t)
         if gap is not None:  # a gap in delivery: it may go on (_Held)
             self._held = _Held(turn, t, silence_start, gap)
@@ -336,8 +454,7 @@ class LineFarEnd(YieldWatching):
         # Its last sound, a short one the VAD did not call speech included (as a stop).
         end = self.tape.last_sound(silence_start - 0.3, max(t, silence_start + 0.064))
         self._close(turn, t, end if end is not None else silence_start)
-        if self.near.user is not None and not self.near.queued and not self._pending:
-            self._caller_due = t + self.ctx.config.scenario.user.response_latency_s
+        self.mouth.agent_turn_ended(t)
         self._flush_closing()
 
     def _close(self, turn: LineTurn, t: float, end_t: float) -> None:
@@ -372,12 +489,12 @@ class LineFarEnd(YieldWatching):
     def _flush_closing(self, *, wait: bool = False) -> None:
         """Log the turns whose final transcript is ready (all of them with ``wait``)."""
         e = self.ctx
-        if wait and self.yields.settling_stops:
+        if wait and self.watches.settling_stops:
             now = self.ctx.clock.now()
-            self.yields.settle(now, now, speaking=False, force=True)
+            self.watches.settle(now, now, speaking=False, force=True)
         while self._closing and (
             wait
-            or (self._closing[0].words.done() and not self.yields.settling(self._closing[0].turn))
+            or (self._closing[0].words.done() and not self.watches.settling(self._closing[0].turn))
         ):
             c = self._closing.pop(0)
             try:
@@ -441,7 +558,7 @@ class LineFarEnd(YieldWatching):
             turn = None
         if turn is not None:
             # Hung up mid-turn: the turn ends here (not cut by the caller unless it was).
-            self._watch_frame(t, t, speaking=True, caller_active=False)
+            self.yields.frame(t, t, speaking=True, caller_active=False)
             self._close(turn, t, t)
         self._flush_closing(wait=True)
         # Hang up first, so the line's last word (closed by cutin) is in the log too.
@@ -501,7 +618,7 @@ class LineVoice:
         from sessions.call.voice.audio_out import LeadClock
 
         clock = LeadClock(time.monotonic(), 0.0)
-        playout = self._far._playout
+        playout = self._far.playout
         if playout is not None:  # the agent's audio plays on the call's clock
             playout.follow(clock.now)
         if self._far.mic is not None:

@@ -7,15 +7,18 @@ or side talk while the agent is silent is watched for an answer within 2.0 s ins
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 
 import numpy as np
 
-from sessions.call.commands import CallerSoundNow, Command
+from sessions.call.context import CallContext
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
 from sessions.call.far_ends.yield_watches import YieldWatches
-from sessions.call.line_parts import LineTurn, RemoteConfig
-from sessions.call.near_end.caller_line import Synthesizer, Utterance
-from sessions.call.near_end.line_caller import LineCaller
+from sessions.call.line_parts import LineTurn
+from sessions.call.near_end.caller_line import Utterance
+from sessions.call.near_end.line_caller import CallerMouth, CurrentTurn
+from sessions.call.response_clock import ResponseClock
+from sessions.call.sound_tape import SoundTape
 from sessions.log.models import (
     AgentYield,
     Backchannel,
@@ -24,6 +27,7 @@ from sessions.log.models import (
     Interruption,
 )
 from sessions.speech import SAMPLE_RATE
+from sessions.speech.tts import Speech
 
 Backchannels = Callable[[str], Audio]
 """A backchannel token's audio, prepared before the call."""
@@ -52,47 +56,22 @@ def vocal_tic(seed: int = 7) -> Audio:
     return np.asarray(audio, dtype=np.float32)
 
 
-class YieldWatching(LineCaller):
-    """Caller acts on a line and the agent's yields (a part of the line far end)."""
-
-    ears: AgentEars
-    yields: YieldWatches
-    """The watches after the caller's acts (made when the call binds the far end)."""
+class BargeIns:
+    """The caller's sound is on the line over the agent's turn (a
+    :class:`~sessions.call.near_end.line_caller.BargeIn`): the ``interruption`` event,
+    and a watch on whether the agent yields."""
 
     def __init__(
-        self,
-        synthesizer: Synthesizer,
-        backchannels: Backchannels,
-        remote: RemoteConfig,
-        user_source: str,
+        self, ctx: CallContext, ears: AgentEars, watches: YieldWatches, window_s: float
     ) -> None:
-        super().__init__(synthesizer, remote, user_source, barge_in=self._barge_in)
-        self.backchannels = backchannels
-        self._turn = None
-        self._side_talk = synthesizer.submit(SIDE_TALK)  # ready long before it is asked for
-        self._answer_watches: list[tuple[str, float, float]] = []
-        """Tics and asides during the agent's silence: (kind, onset, end of the sound)."""
+        self.ctx = ctx
+        self.ears = ears
+        self.watches = watches
+        self.window_s = window_s
 
-    def apply(self, command: Command, t: float) -> None:
-        if isinstance(command, CallerSoundNow):
-            self.caller_sound(t, command.kind)
-        else:
-            super().apply(command, t)
-
-    def may_interrupt(self) -> bool:
-        return not any(p.kind == "interruption" for p in self._pending)
-
-    def interrupt(
-        self, t: float, *, trigger: str, text: str, typed: bool, at: float | None, mic: bool
-    ) -> None:
-        source = "typed" if typed else "interruption"
-        self._say("interruption", text, source, t, trigger)
-
-    def _barge_in(
+    def __call__(
         self, turn: LineTurn, onset: float, trigger: str, text: str, decided_t: float, **extra: str
     ) -> None:
-        """The caller's sound is on the line over the agent (from ``onset``): log the
-        interruption and watch whether the agent yields."""
         turn.interrupted = True
         turn.cut_t = onset
         heard, estimated = self.ears.heard_by(onset)
@@ -109,11 +88,48 @@ class YieldWatching(LineCaller):
                 **extra,
             )
         )
-        self.yields.start(turn, "interruption", onset, self.remote.interruption_window_s)
+        self.watches.start(turn, "interruption", onset, self.window_s)
+
+
+class LineYields:
+    """A line call's caller acts beside its turns — backchannels, tics, asides — and what
+    the agent did about them and about barge-ins (see the module). A part the line far
+    end owns: it is handed the call's context, the caller's mouth (to sound the acts),
+    the agent's ears and sound tape, the yield watches, the response clock and the agent
+    turn in progress."""
+
+    def __init__(
+        self,
+        ctx: CallContext,
+        mouth: CallerMouth,
+        ears: AgentEars,
+        tape: SoundTape,
+        watches: YieldWatches,
+        responses: ResponseClock,
+        *,
+        backchannels: Backchannels,
+        side_talk: Future[Speech],
+        current_turn: CurrentTurn,
+        backchannel_window_s: float,
+    ) -> None:
+        self.ctx = ctx
+        self.mouth = mouth
+        self.ears = ears
+        self.tape = tape
+        """The agent's audio as it came off the line."""
+        self.watches = watches
+        self.responses = responses
+        self.backchannels = backchannels
+        self._side_talk = side_talk
+        """Synthesized before the call, long before it is asked for."""
+        self._current = current_turn
+        self.backchannel_window_s = backchannel_window_s
+        self._answer_watches: list[tuple[str, float, float]] = []
+        """Tics and asides during the agent's silence: (kind, onset, end of the sound)."""
 
     def backchannel(self, t: float, *, trigger: str, token: str | None) -> None:
-        turn = self._turn
-        if turn is None or self.caller_active:
+        turn = self._current()
+        if turn is None or self.mouth.caller_active:
             return
         e = self.ctx
         chosen = token or e.rng.choice(e.config.backchannel_tokens)
@@ -127,14 +143,13 @@ class YieldWatching(LineCaller):
         turn.backchannels += 1
         turn.words_at_last_backchannel = n
         utt = Utterance("backchannel", np.asarray(audio, dtype=np.float32), chosen)
-        self.caller.overlay(utt)
-        onset = self._onset_of(utt)
+        onset, _end = self.mouth.overlay(utt)
         e.emit(
             Backchannel(
                 t=onset, turn=turn.index, trigger=trigger, token=chosen, words_heard=n, decided_t=t
             )
         )
-        self.yields.start(turn, "backchannel", onset, self.remote.backchannel_window_s)
+        self.watches.start(turn, "backchannel", onset, self.backchannel_window_s)
 
     def caller_sound(self, t: float, kind: str) -> None:
         """A vocal tic or side talk now, over the agent's speech or into its silence."""
@@ -154,12 +169,8 @@ class YieldWatching(LineCaller):
             e.emit(ErrorEvent(t=round(t, 6), where="caller_sound", message=str(exc)))
             return
         utt = Utterance("sound", audio, text)
-        self.caller.overlay(utt)
-        assert utt.start_index is not None
-        first, last = utt.line_span(self.line_rate)
-        onset = round(utt.start_index / SAMPLE_RATE + first, 6)
-        end = round(utt.start_index / SAMPLE_RATE + last, 6)
-        turn = self._turn
+        onset, end = self.mouth.overlay(utt)
+        turn = self._current()
         e.emit(
             CallerSound(
                 t=onset,
@@ -171,7 +182,7 @@ class YieldWatching(LineCaller):
             )
         )
         if turn is not None:
-            self.yields.start(turn, kind, onset, SELECTIVITY_WINDOW_S)
+            self.watches.start(turn, kind, onset, SELECTIVITY_WINDOW_S)
         elif self._unambiguous_silence(t):
             self._answer_watches.append((kind, onset, end))
 
@@ -182,17 +193,17 @@ class YieldWatching(LineCaller):
         return (
             self.tape.last_sound(t - 0.3, t) is None
             and not self.responses.owed()
-            and not self.caller.busy
+            and not self.mouth.channel.busy
         )
 
-    def _answered_sound(self, onset: float | None, t: float) -> None:
+    def answered_sound(self, onset: float | None, t: float) -> None:
         """Tics and asides in the agent's silence: answered (an agent turn began at
         ``onset`` within the window) or not (the window passed by ``t``)."""
         still = []
         for kind, at, end in self._answer_watches:
             deadline = end + RESPONSE_WINDOW_S
             answered = onset is not None and at <= onset <= deadline
-            span = self._caller_turn_span
+            span = self.mouth.turn_span
             if span is not None and span[0] < deadline and span[1] > at:
                 continue  # the caller spoke in the window: an answer would be to it
             if answered or t >= deadline:
@@ -213,7 +224,9 @@ class YieldWatching(LineCaller):
 
     # ---- watching the agent after a caller act ------------------------------------------
 
-    def _watch_frame(self, t0: float, t1: float, *, speaking: bool, caller_active: bool) -> None:
+    def frame(self, t0: float, t1: float, *, speaking: bool, caller_active: bool) -> None:
+        """One frame of the agent (``speaking``: the VAD is inside its speech): the tics'
+        and asides' answer windows, then the yield watches."""
         if self._answer_watches:
-            self._answered_sound(None, t1)
-        self.yields.frame(t0, t1, speaking=speaking, caller_active=caller_active)
+            self.answered_sound(None, t1)
+        self.watches.frame(t0, t1, speaking=speaking, caller_active=caller_active)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from controls.disfluency import inject_disfluency
 from sessions.agents.base import Message
 from sessions.call.commands import CallerUtterance
-from sessions.call.users import CallerReply, UserProvider
+from sessions.callers.users import CallerReply, UserProvider
 from sessions.log.models import ErrorEvent, InsertionRecord, UserTurn, WordTiming
 
 if TYPE_CHECKING:
