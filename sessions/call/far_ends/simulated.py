@@ -19,7 +19,7 @@ from sessions.agents.base import Agent, Message
 from sessions.call.adapt import words_seen
 from sessions.call.commands import CallerSpeechStart, CallerUtterance, Command, SubmitText
 from sessions.call.context import Heard
-from sessions.call.far_ends.simulated_caller import CallState, SimulatedCaller
+from sessions.call.far_ends.simulated_caller import CallState, Floor, SimulatedCaller
 from sessions.call.far_ends.simulated_turn import Cut, SimulatedTurn
 from sessions.call.voice.voice import Voice
 from sessions.log.models import (
@@ -38,22 +38,34 @@ if TYPE_CHECKING:
     from sessions.lines.base import Line
 
 
-class SimulatedFarEnd(SimulatedCaller):
-    """An agent whose speech cutin makes (see the module)."""
+class SimulatedFarEnd:
+    """An agent whose speech cutin makes (see the module): the agent's side (its turns
+    on the voice, cut or talked over) is this class; the caller's side is a part it owns,
+    :attr:`mouth` (:class:`~.simulated_caller.SimulatedCaller`); the two share only the
+    :attr:`floor` (:class:`~.simulated_caller.Floor`: who speaks, and when next)."""
 
     tick_s = 0.008
     line: Line | None = None
 
+    ctx: CallContext
+    near: Caller
+    mouth: SimulatedCaller
+
     def __init__(self, agent: Agent, voice: Voice) -> None:
-        super().__init__()
         self.agent = agent
         self._voice = voice
+        self.floor = Floor()
         self._agent_turns = 0
         self._agent_done = False
 
     def bind(self, ctx: CallContext, caller: Caller) -> None:
         self.ctx = ctx
-        self.caller = caller
+        self.near = caller
+
+        def agent_done() -> bool:
+            return self._agent_done
+
+        self.mouth = SimulatedCaller(ctx, caller, self._voice, self.floor, agent_done=agent_done)
         self._voice.caller_hesitations = ctx.config.profile.style == "human"
 
     @property
@@ -62,18 +74,18 @@ class SimulatedFarEnd(SimulatedCaller):
 
     @property
     def turn(self) -> SimulatedTurn | None:
-        turn = self._turn
-        if turn is None or self.state is not CallState.AGENT_SPEAKING:
+        turn = self.floor.turn
+        if turn is None or self.floor.state is not CallState.AGENT_SPEAKING:
             return None
         turn.onset = turn.voice_track.onset  # a voice may place the first word late
         return turn
 
     @property
     def turn_index(self) -> int | None:
-        return self._turn.index if self._turn is not None else None
+        return self.floor.turn.index if self.floor.turn is not None else None
 
     def heard(self, t: float) -> Heard:
-        turn = self._turn
+        turn = self.floor.turn
         if turn is None:
             return Heard(0, "")
         n, text = turn.heard_text(t)
@@ -86,8 +98,8 @@ class SimulatedFarEnd(SimulatedCaller):
 
     def frame(self, t: float, t1: float) -> float:
         self._agent_frame(t)
-        turn = self._turn
-        if turn is None or self.state is not CallState.AGENT_SPEAKING:
+        turn = self.floor.turn
+        if turn is None or self.floor.state is not CallState.AGENT_SPEAKING:
             return 0.0
         return turn.voice_track.speech_prob(t, t1)
 
@@ -95,10 +107,10 @@ class SimulatedFarEnd(SimulatedCaller):
         pass
 
     def after_pauses(self, t: float, t1: float) -> None:
-        turn = self._turn
+        turn = self.floor.turn
         if (
             turn is not None
-            and self.state is CallState.AGENT_SPEAKING
+            and self.floor.state is CallState.AGENT_SPEAKING
             and not self.ctx.pauses.in_turn
             and turn.voice_track.finished(t - self.ctx.config.turn_end_s)
         ):
@@ -116,10 +128,10 @@ class SimulatedFarEnd(SimulatedCaller):
         pass
 
     def turn_end(self, ev: PauseEvent) -> None:
-        turn = self._turn
+        turn = self.floor.turn
         if (
             turn is not None
-            and self.state is CallState.AGENT_SPEAKING
+            and self.floor.state is CallState.AGENT_SPEAKING
             and turn.voice_track.finished(ev.t)
         ):
             talk_over = None
@@ -131,16 +143,22 @@ class SimulatedFarEnd(SimulatedCaller):
     def ready_to_act(self) -> bool:
         return True
 
+    def caller_busy(self, t: float) -> bool:
+        return self.floor.caller_busy(t)
+
+    def caller_frame(self, t: float, t1: float) -> None:
+        self.mouth.frame(t)
+
     def may_interrupt(self) -> bool:
         return True
 
     def apply(self, command: Command, t: float) -> None:
         if isinstance(command, SubmitText):
-            self._submit_text(command, t)
+            self.mouth.submit_text(command, t)
         elif isinstance(command, CallerSpeechStart):
-            self._caller_speech_start(command.at, t)
+            self.mouth.speech_start(command.at, t)
         elif isinstance(command, CallerUtterance):
-            self._caller_utterance(command, t)
+            self.mouth.utterance(command, t)
 
     # ---- the agent's turns ----------------------------------------------------------------
 
@@ -154,37 +172,40 @@ class SimulatedFarEnd(SimulatedCaller):
         except Exception as exc:
             # The call goes on: the caller gets the floor back, as after a silent agent.
             e.emit(ErrorEvent(t=t, where="agent", message=str(exc) or type(exc).__name__))
-            self.state = CallState.WAIT_USER
-            self._user_due = t + e.config.scenario.user.response_latency_s
+            self.floor.state = CallState.WAIT_USER
+            self.floor.user_due = t + e.config.scenario.user.response_latency_s
             return
         if stream is None:
             self._agent_done = True
-            if self.caller.user is not None:
+            if self.near.user is not None:
                 # Headless: a scripted or simulated caller does not talk to silence.
                 e.end("agent_done")
                 return
-            self.state = CallState.WAIT_USER
-            self._user_due = t + e.config.scenario.user.response_latency_s
+            self.floor.state = CallState.WAIT_USER
+            self.floor.user_due = t + e.config.scenario.user.response_latency_s
             return
         index = self._agent_turns
         self._agent_turns += 1
         track = self._voice.track("agent", index, seed=e.config.seed * 1009 + index)
-        self._turn = SimulatedTurn(index=index, onset=None, stream=stream, track=track)
-        self.state = CallState.AGENT_PENDING
+        self.floor.turn = SimulatedTurn(index=index, onset=None, stream=stream, track=track)
+        self.floor.state = CallState.AGENT_PENDING
 
     def _agent_frame(self, t: float) -> None:
-        if self.state is CallState.AGENT_PENDING:
-            if self._mic_open is not None:
+        if self.floor.state is CallState.AGENT_PENDING:
+            if self.floor.mic_open is not None:
                 return  # the tester is speaking: the agent waits for their words
-            if self._turn is None:
-                if t + 1e-9 >= self._agent_due:
+            if self.floor.turn is None:
+                if t + 1e-9 >= self.floor.agent_due:
                     self._request_agent_turn(t)
-                if self._turn is None:
+                if self.floor.turn is None:
                     return
-            if t + 1e-9 < self._agent_due:
+            if t + 1e-9 < self.floor.agent_due:
                 return
-        turn = self._turn
-        if turn is None or self.state not in (CallState.AGENT_PENDING, CallState.AGENT_SPEAKING):
+        turn = self.floor.turn
+        if turn is None or self.floor.state not in (
+            CallState.AGENT_PENDING,
+            CallState.AGENT_SPEAKING,
+        ):
             return
         track = turn.voice_track
         if turn.cut_t is not None and turn.interrupted and track.stopped_at is not None:
@@ -194,7 +215,7 @@ class SimulatedFarEnd(SimulatedCaller):
         turn.onset = track.onset
         if not turn.started and track.words:
             turn.started = True
-            self.state = CallState.AGENT_SPEAKING
+            self.floor.state = CallState.AGENT_SPEAKING
             self.ctx.emit(
                 AgentTurnStart(
                     t=track.words[0].start,
@@ -220,7 +241,7 @@ class SimulatedFarEnd(SimulatedCaller):
             self.ctx.emit(event)
 
     def _finish_agent_turn(self, t: float, *, talk_over_s: float | None = None) -> None:
-        turn = self._turn
+        turn = self.floor.turn
         if turn is None:
             return
         self._report_words(turn, t + 1.0)
@@ -239,9 +260,9 @@ class SimulatedFarEnd(SimulatedCaller):
         )
         if text:
             self.ctx.history.append(Message("assistant", text))
-        self._turn = None
+        self.floor.turn = None
         self._observe_turn(turn.index, track.words, t)
-        self._after_agent_turn(t)
+        self.mouth.after_agent_turn(t)
 
     def _observe_turn(self, index: int, words: list[TimedWord], t: float) -> None:
         self.ctx.dials.observe_turn(words_seen(index, words, ended=True), t)
@@ -251,7 +272,7 @@ class SimulatedFarEnd(SimulatedCaller):
     def interrupt(
         self, t: float, *, trigger: str, text: str, typed: bool, at: float | None, mic: bool
     ) -> None:
-        turn = self._turn
+        turn = self.floor.turn
         assert turn is not None
         yields = self.ctx.config.scenario.agent.yields_when_interrupted
         if yields:
@@ -275,12 +296,12 @@ class SimulatedFarEnd(SimulatedCaller):
         if yields:
             self._cut_agent_turn(turn, t, cut)
             if mic:
-                self.state = CallState.USER_SPEAKING
+                self.floor.state = CallState.USER_SPEAKING
             else:
-                self._start_user_turn(text, t, source="interruption")
+                self.mouth.start_user_turn(text, t, source="interruption")
         elif not mic:
             # The agent talks over the caller: both speak; its turn ends on its own.
-            self._start_user_turn(text, t, source="interruption", hold=True)
+            self.mouth.start_user_turn(text, t, source="interruption", hold=True)
 
     def _stop_agent(self, turn: SimulatedTurn, t: float, at: float | None = None) -> Cut:
         return turn.stop(t, at)
@@ -306,7 +327,7 @@ class SimulatedFarEnd(SimulatedCaller):
             )
         )
         self.ctx.history.append(Message("assistant", cut.spoken, truncated=True))
-        self._turn = None
+        self.floor.turn = None
         self.ctx.pauses.reset()
         # The whole turn as the agent planned it: measured up to the cut only, every cut
         # would end at the pause the rule fired at, and the rhythm would look pauseless.
@@ -323,27 +344,29 @@ class SimulatedFarEnd(SimulatedCaller):
         turn.words_at_last_backchannel = n
         duration = self._voice.backchannel(chosen, t)
         busy = e.config.backchannel_s if duration is None else duration
-        self._user_busy_until = max(self._user_busy_until, t + busy)
+        self.floor.user_busy_until = max(self.floor.user_busy_until, t + busy)
         e.emit(Backchannel(t=t, turn=turn.index, trigger=trigger, token=chosen, words_heard=n))
         if e.config.scenario.agent.treats_backchannel_as_turn:
             # A faulty agent: it takes the "mm-hmm" as the caller taking the floor.
             turn.interrupted = True
             self._cut_agent_turn(turn, t, self._stop_agent(turn, t))
             e.history.append(Message("user", chosen))
-            self.state = CallState.AGENT_PENDING
-            self._agent_due = self._user_busy_until + self._agent_latency()
+            self.floor.state = CallState.AGENT_PENDING
+            self.floor.agent_due = (
+                self.floor.user_busy_until + self.ctx.config.scenario.agent.response_latency_s
+            )
 
     # ---- ending -------------------------------------------------------------------------
 
     def hang_up(self, t: float) -> None:
-        turn = self._turn
-        if turn is not None and self.state is CallState.AGENT_SPEAKING:
+        turn = self.floor.turn
+        if turn is not None and self.floor.state is CallState.AGENT_SPEAKING:
             # Hung up mid-speech: the turn is cut, but not by an interruption.
             self._cut_agent_turn(turn, t, self._stop_agent(turn, t), interrupted=False)
-        self.state = CallState.ENDED
+        self.floor.state = CallState.ENDED
         # Closing must never hide the call's own outcome.
         with contextlib.suppress(Exception):
             self.agent.close()
 
     def abort(self) -> None:
-        self.state = CallState.ENDED
+        self.floor.state = CallState.ENDED

@@ -1,22 +1,26 @@
-"""The floor of a simulated call: who speaks when (the call's states), and the caller's
-speech placed on the voice's caller track (typed or scripted text, α-rendered, and the
-tester's microphone)."""
+"""The floor of a simulated call: who speaks when (:class:`Floor`, the call's states),
+and the caller's speech placed on the voice's caller track (typed or scripted text,
+α-rendered, and the tester's microphone): :class:`SimulatedCaller`, a part of
+:class:`~sessions.call.far_ends.simulated.SimulatedFarEnd`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from sessions.agents.base import Message
 from sessions.call.commands import CallerUtterance, SubmitText
-from sessions.call.near_end.caller import Caller, mic_user_turn
-from sessions.call.users import ScriptedUser
+from sessions.call.near_end.caller import mic_user_turn
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import ErrorEvent, UserTurn, WordTiming
 from sessions.scenarios.model import KeypadStep
 
 if TYPE_CHECKING:
     from sessions.call.context import CallContext
     from sessions.call.far_ends.simulated_turn import SimulatedTurn
+    from sessions.call.near_end.caller import Caller
     from sessions.call.voice.voice import Voice
 
 
@@ -29,64 +33,93 @@ class CallState(StrEnum):
     ENDED = "ended"
 
 
+@dataclass
+class Floor:
+    """Who holds the floor of a simulated call, and when each side may speak next: the
+    one record the far end (the agent's side) and its caller part share."""
+
+    state: CallState = CallState.AGENT_PENDING
+    turn: SimulatedTurn | None = None
+    """The agent turn asked for or in progress."""
+    agent_due: float = 0.0
+    """The agent's next turn may start then."""
+    user_busy_until: float = -1.0
+    """The caller's speech (a turn, a token) plays until then."""
+    user_due: float | None = None
+    """A headless caller says its next line then."""
+    held_user_message: Message | None = None
+    """The caller spoke over an agent that kept going: their words follow its turn."""
+    mic_open: float | None = None
+    """Onset of the tester's microphone utterance in progress (they hold the floor)."""
+    mic_cut: bool = False
+    """That utterance interrupted the agent."""
+
+    def caller_busy(self, t: float) -> bool:
+        return self.mic_open is not None or t < self.user_busy_until - 1e-9
+
+
 class SimulatedCaller:
-    """The caller's side of :class:`~sessions.call.far_ends.simulated.SimulatedFarEnd`."""
+    """The caller's side of :class:`~sessions.call.far_ends.simulated.SimulatedFarEnd`:
+    handed the call's context, the near end's caller, the voice (the caller's track),
+    the shared :class:`Floor` and whether the agent is done; it knows nothing else of
+    the far end."""
 
-    ctx: CallContext
-    caller: Caller
-    _voice: Voice
-    _agent_done: bool
-
-    def __init__(self) -> None:
-        self.state = CallState.AGENT_PENDING
-        self._turn: SimulatedTurn | None = None
-        self._agent_due = 0.0
-        self._user_busy_until = -1.0
-        self._user_due: float | None = None
-        self._held_user_message: Message | None = None
-        self._mic_open: float | None = None
-        """Onset of the tester's microphone utterance in progress (they hold the floor)."""
-        self._mic_cut = False
-        """That utterance interrupted the agent."""
+    def __init__(
+        self,
+        ctx: CallContext,
+        near: Caller,
+        voice: Voice,
+        floor: Floor,
+        *,
+        agent_done: Callable[[], bool],
+    ) -> None:
+        self.ctx = ctx
+        self.near = near
+        """The near end's caller (typed text, the headless caller's lines)."""
+        self._voice = voice
+        self.floor = floor
+        self._agent_done = agent_done
 
     def _agent_latency(self) -> float:
         return self.ctx.config.scenario.agent.response_latency_s
 
     def caller_busy(self, t: float) -> bool:
-        return self._mic_open is not None or t < self._user_busy_until - 1e-9
+        return self.floor.caller_busy(t)
 
-    def _submit_text(self, command: SubmitText, t: float) -> None:
+    def submit_text(self, command: SubmitText, t: float) -> None:
         text = command.text.strip()
         if not text:
             return
-        if self.state is CallState.WAIT_USER and t >= self._user_busy_until:
-            self._start_user_turn(text, t, source=command.source)
+        if self.floor.state is CallState.WAIT_USER and t >= self.floor.user_busy_until:
+            self.start_user_turn(text, t, source=command.source)
         else:
-            self.caller.queued.append((text, command.source))
+            self.near.queued.append((text, command.source))
 
-    def _after_agent_turn(self, t: float) -> None:
+    def after_agent_turn(self, t: float) -> None:
         e = self.ctx
-        if self._held_user_message is not None:
+        if self.floor.held_user_message is not None:
             # The caller spoke over an agent that kept going: their words follow its turn.
-            e.history.append(self._held_user_message)
-            self._held_user_message = None
-            self.state = CallState.AGENT_PENDING
-            self._agent_due = max(t, self._user_busy_until) + self._agent_latency()
+            e.history.append(self.floor.held_user_message)
+            self.floor.held_user_message = None
+            self.floor.state = CallState.AGENT_PENDING
+            self.floor.agent_due = max(t, self.floor.user_busy_until) + self._agent_latency()
             return
-        self.state = CallState.WAIT_USER
-        self._user_due = max(t, self._user_busy_until) + e.config.scenario.user.response_latency_s
-        if self.caller.queued:
-            text, source = self.caller.queued.pop(0)
-            self._start_user_turn(text, max(t, self._user_busy_until), source=source)
+        self.floor.state = CallState.WAIT_USER
+        self.floor.user_due = (
+            max(t, self.floor.user_busy_until) + e.config.scenario.user.response_latency_s
+        )
+        if self.near.queued:
+            text, source = self.near.queued.pop(0)
+            self.start_user_turn(text, max(t, self.floor.user_busy_until), source=source)
 
-    def _start_user_turn(self, text: str, t: float, *, source: str, hold: bool = False) -> None:
+    def start_user_turn(self, text: str, t: float, *, source: str, hold: bool = False) -> None:
         e = self.ctx
-        rendered, insertions, alpha = self.caller.render(text)
-        index = self.caller.next_index()
+        rendered, insertions, alpha = self.near.render(text)
+        index = self.near.next_index()
         track = self._voice.track("caller", index, seed=e.config.seed * 7919 + index)
         track.add_text(rendered, t, final=True)
         end = track.end if track.words else t
-        self._user_busy_until = max(self._user_busy_until, end)
+        self.floor.user_busy_until = max(self.floor.user_busy_until, end)
         e.emit(
             UserTurn(
                 t=t,
@@ -105,32 +138,36 @@ class SimulatedCaller:
         )
         message = Message("user", text)
         if hold:
-            self._held_user_message = message
+            self.floor.held_user_message = message
             return
         e.history.append(message)
-        self.state = CallState.USER_SPEAKING
+        self.floor.state = CallState.USER_SPEAKING
 
-    def caller_frame(self, t: float, t1: float) -> None:
+    def frame(self, t: float) -> None:
         e = self.ctx
-        queued = self.caller.queued
-        if self.state is CallState.USER_SPEAKING and not self.caller_busy(t):
+        queued = self.near.queued
+        if self.floor.state is CallState.USER_SPEAKING and not self.caller_busy(t):
             if queued:
                 # The caller typed while the agent spoke; they keep the floor and say it.
                 text, source = queued.pop(0)
-                self._start_user_turn(text, t, source=source)
+                self.start_user_turn(text, t, source=source)
                 return
-            self.state = CallState.AGENT_PENDING
-            self._turn = None
-            self._agent_due = t + self._agent_latency()
+            self.floor.state = CallState.AGENT_PENDING
+            self.floor.turn = None
+            self.floor.agent_due = t + self._agent_latency()
             return
-        if self.state is CallState.WAIT_USER and not self.caller_busy(t):
+        if self.floor.state is CallState.WAIT_USER and not self.caller_busy(t):
             if queued:
                 text, source = queued.pop(0)
-                self._start_user_turn(text, t, source=source)
+                self.start_user_turn(text, t, source=source)
                 return
-            if self.caller.user is not None and self._user_due is not None and t >= self._user_due:
-                self._user_due = None
-                reply = self.caller.next_line()
+            if (
+                self.near.user is not None
+                and self.floor.user_due is not None
+                and t >= self.floor.user_due
+            ):
+                self.floor.user_due = None
+                reply = self.near.next_line()
                 while isinstance(reply, KeypadStep):
                     # A simulated agent hears no keys; the call builder refuses such a
                     # scenario before it starts, so only a call built by hand gets here.
@@ -142,53 +179,53 @@ class SimulatedCaller:
                             "hears no keys; the scenario's keypad step is skipped",
                         )
                     )
-                    reply = self.caller.next_line()
+                    reply = self.near.next_line()
                 if reply is None:
                     e.end("user_hangup")
                     return
                 # A scripted caller says the scenario's lines; an LLM caller its own.
-                source = "scenario" if isinstance(self.caller.user, ScriptedUser) else "simulator"
-                self._start_user_turn(reply, t, source=source)
-            elif self.caller.user is None and self._agent_done and e.virtual:
+                source = "scenario" if isinstance(self.near.user, ScriptedUser) else "simulator"
+                self.start_user_turn(reply, t, source=source)
+            elif self.near.user is None and self._agent_done() and e.virtual:
                 e.end("script_complete")
 
     # ---- the tester's microphone ------------------------------------------------------
 
-    def _caller_speech_start(self, at: float, t: float) -> None:
-        if self._mic_open is not None:
+    def speech_start(self, at: float, t: float) -> None:
+        if self.floor.mic_open is not None:
             return
         at = min(at, t)
-        self._mic_open = at
-        self._mic_cut = False
-        if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
-            self._mic_cut = True
+        self.floor.mic_open = at
+        self.floor.mic_cut = False
+        if self.floor.state is CallState.AGENT_SPEAKING and self.floor.turn is not None:
+            self.floor.mic_cut = True
             # A tester's own action, counted like a key press (the user turn says "mic").
             self.ctx.interrupt(t, at)
-        elif self.state is CallState.WAIT_USER:
-            self.state = CallState.USER_SPEAKING
+        elif self.floor.state is CallState.WAIT_USER:
+            self.floor.state = CallState.USER_SPEAKING
 
-    def _caller_utterance(self, command: CallerUtterance, t: float) -> None:
-        if self._mic_open is None:
-            self._caller_speech_start(command.start, t)
-        start = self._mic_open if self._mic_open is not None else min(command.start, t)
-        interrupted, self._mic_cut = self._mic_cut, False
-        self._mic_open = None
+    def utterance(self, command: CallerUtterance, t: float) -> None:
+        if self.floor.mic_open is None:
+            self.speech_start(command.start, t)
+        start = self.floor.mic_open if self.floor.mic_open is not None else min(command.start, t)
+        interrupted, self.floor.mic_cut = self.floor.mic_cut, False
+        self.floor.mic_open = None
         text = " ".join(command.text.split())
         if not text:
             # Noise, or nothing STT could make out. After a cut the agent takes the floor
             # back (as after any caller turn); otherwise nothing happened.
-            if self.state is CallState.USER_SPEAKING and not interrupted:
-                self.state = CallState.WAIT_USER
+            if self.floor.state is CallState.USER_SPEAKING and not interrupted:
+                self.floor.state = CallState.WAIT_USER
             return
         end = max(start, min(command.end, t))
         e = self.ctx
-        index = self.caller.next_index()
-        self._user_busy_until = max(self._user_busy_until, end)
+        index = self.near.next_index()
+        self.floor.user_busy_until = max(self.floor.user_busy_until, end)
         e.emit(mic_user_turn(command, index, text, start, end))
         message = Message("user", text)
-        if self.state is CallState.AGENT_SPEAKING and self._turn is not None:
+        if self.floor.state is CallState.AGENT_SPEAKING and self.floor.turn is not None:
             # An agent that does not yield is still talking: the words follow its turn.
-            self._held_user_message = message
+            self.floor.held_user_message = message
             return
         e.history.append(message)
-        self.state = CallState.USER_SPEAKING
+        self.floor.state = CallState.USER_SPEAKING
