@@ -1,5 +1,6 @@
 """What every call in one process shares: the loaded speech-to-text model, one STT worker
-thread, and the caller's synthesized speech.
+thread (per piece, or packing pieces: :func:`shared_packer`), and the caller's
+synthesized speech.
 
 Many calls at once (``cutin simulate --jobs N``) would otherwise each load Whisper (about
 a second and ~100 MB each), start their own STT thread, and synthesize the same barge-in
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from sessions.speech.packing import PackedTranscriber
 from sessions.speech.stt import Transcriber
 from sessions.speech.tts import Speech
 
@@ -25,6 +27,7 @@ SPEECH_CACHE_SAMPLES = 16_000 * 1800
 _lock = threading.Lock()
 _transcribers: dict[tuple[str, int], Transcriber] = {}
 _stt_worker: ThreadPoolExecutor | None = None
+_packers: dict[int, PackedTranscriber] = {}
 _speech: OrderedDict[tuple[str, str], Speech] = OrderedDict()
 _speech_samples = 0
 
@@ -63,6 +66,17 @@ def stt_worker() -> ThreadPoolExecutor:
         if _stt_worker is None:
             _stt_worker = ThreadPoolExecutor(1, thread_name_prefix="cutin-stt")
         return _stt_worker
+
+
+def shared_packer(transcriber: Transcriber) -> PackedTranscriber:
+    """The one packing worker (:mod:`sessions.speech.packing`) of a shared transcriber:
+    every real-time call's pieces go into the same packs."""
+    with _lock:
+        found = _packers.get(id(transcriber))
+        if found is None or found.transcriber is not transcriber:
+            found = PackedTranscriber(transcriber)
+            _packers[id(transcriber)] = found
+        return found
 
 
 def cached_speech(key: str, text: str, make: Callable[[str], Speech]) -> Speech:

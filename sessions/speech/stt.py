@@ -16,6 +16,7 @@ too (a name is fetched from the model hub, so only where one is reachable).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,13 @@ class Transcript:
     words: list[TimedWord]
     duration: float
     """Seconds of audio transcribed."""
+    note: str | None = None
+    """Why words were cut (a repetition loop the guard stopped), else None."""
+
+
+WordsGuard = Callable[[Sequence[TimedWord]], "tuple[int, str] | None"]
+"""Called with every word heard so far after each segment the model produces: None to go
+on, or (index, why) to keep only the words before ``index`` and stop decoding."""
 
 
 @dataclass
@@ -121,9 +129,20 @@ class Transcriber:
         return self
 
     def transcribe(
-        self, audio: npt.NDArray[Any], *, t0: float = 0.0, prompt: str | None = None
+        self,
+        audio: npt.NDArray[Any],
+        *,
+        t0: float = 0.0,
+        prompt: str | None = None,
+        fallback: bool = True,
+        guard: WordsGuard | None = None,
     ) -> Transcript:
-        """Transcribe 16 kHz mono audio; word times are ``t0`` + seconds into ``audio``."""
+        """Transcribe 16 kHz mono audio; word times are ``t0`` + seconds into ``audio``.
+
+        ``fallback``: Whisper's temperature fallback (a window whose text looks wrong is
+        decoded again, sampling, up to five more times); off, each window is decoded once.
+        ``guard`` (see :data:`WordsGuard`) may cut the words and stop decoding: the
+        segments are produced lazily, so nothing after a cut is decoded."""
         self.load()
         arr = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         duration = arr.size / SAMPLE_RATE
@@ -144,11 +163,11 @@ class Transcriber:
                     else None
                 ),
                 initial_prompt=prompt,
+                **({} if fallback else {"temperature": 0.0}),
             )
             words: list[TimedWord] = []
-            texts: list[str] = []
+            note: str | None = None
             for seg in segments:
-                texts.append(seg.text.strip())
                 for w in seg.words or []:
                     token = w.word.strip()
                     if not token:
@@ -156,7 +175,12 @@ class Transcriber:
                     start = min(max(float(w.start), 0.0), duration)
                     end = min(max(float(w.end), start), duration)
                     words.append(TimedWord(token, t0 + start, t0 + end, float(w.probability)))
-        return Transcript(" ".join(t for t in texts if t), words, duration)
+                cut = guard(words) if guard is not None else None
+                if cut is not None:
+                    index, note = cut
+                    del words[max(0, index) :]
+                    break  # the generator is dropped: nothing more is decoded
+        return Transcript(" ".join(w.word for w in words), words, duration, note)
 
 
 class HeardSoFar:

@@ -9,9 +9,22 @@ audio is transcribed exactly once, so the cost stays linear in the call's length
 the worker keeps up with the agent on a small machine. On the virtual clock the work
 is done inline, so a test call is repeatable.
 
+In real time the pieces go to the process's packing worker
+(:class:`~sessions.speech.packing.PackedTranscriber`, every call's waiting pieces in one
+Whisper input: 0.06 CPU-s per second of audio against 0.45 one piece at a time, and
+fewer wrong words, ``docs/capacity.md``); without one, each piece is transcribed alone
+on the shared STT thread.
+
 A decision at a short pause may come before the newest segment is transcribed: the
 words not yet transcribed are *estimated* from their speech time at the rate this
-agent has spoken so far, and the estimate is logged beside the decision.
+agent has spoken so far, and the estimate is logged beside the decision
+(``words_estimated`` in its situation); the real words replace it in the log
+(``agent_words``) when they come back.
+
+What is transcribed (``cutin simulate --transcribe``, :data:`TRANSCRIBE_MODES`):
+``live`` every piece at its pause (above); ``end`` each turn once, when it ends (every
+decision in it counts estimated words); ``off`` nothing (no transcriber: no words are
+logged, every count is an estimate).
 """
 
 from __future__ import annotations
@@ -19,8 +32,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,11 +44,16 @@ from sessions.speech.stt import Transcriber
 from sessions.speech.vad import FrameVad
 from sessions.speech.words import TimedWord
 
+if TYPE_CHECKING:
+    from sessions.speech.packing import PackedTranscriber, PieceResult
+
 Audio = npt.NDArray[np.float32]
 DEFAULT_WORDS_PER_S = 2.6
 """A conversational rate (~155 wpm) until this agent's own rate is known."""
 PAD_S = 0.1
 """Audio kept on both sides of a segment cut, so a word's edges are not clipped."""
+TRANSCRIBE_MODES = ("live", "end", "off")
+"""``--transcribe``: each piece at its pause | each turn when it ends | nothing."""
 
 
 @dataclass
@@ -67,14 +86,24 @@ class AgentEars:
         transcriber: Transcriber | None,
         *,
         inline: bool,
+        packer: PackedTranscriber | None = None,
+        transcribe: str = "live",
     ) -> None:
+        if transcribe not in TRANSCRIBE_MODES:
+            raise ValueError(f"transcribe must be one of {', '.join(TRANSCRIBE_MODES)}")
         self.vad = vad
         self.vad.reset()
-        self.transcriber = transcriber
+        self.transcribe = transcribe
+        self.transcriber = None if transcribe == "off" else transcriber
         self.inline = inline
+        self.packer = None if inline else packer
+        """Real time only: the virtual clock transcribes inline, one piece at a time, so a
+        test call repeats itself exactly."""
+        self._last: Future[None] | None = None
+        """The latest piece of this call handed to the packer (its words in order)."""
         self._turn: _TurnAudio | None = None
         self._pool: ThreadPoolExecutor | None = None
-        self._futures: list[Future[None]] = []
+        self._futures: list[Future[Any]] = []
         self._lock = threading.Lock()
         self._words_total = 0
         self._speech_total_s = 0.0
@@ -111,7 +140,7 @@ class AgentEars:
     def segment(self, boundary_t: float) -> None:
         """Transcribe the turn's audio up to ``boundary_t`` (a pause's silence start)."""
         turn = self._turn
-        if turn is None:
+        if turn is None or self.transcribe != "live":
             return
         self._submit(turn, round((boundary_t - turn.t0) * SAMPLE_RATE))
 
@@ -122,6 +151,8 @@ class AgentEars:
             done.set_result(None)
             return done
         if upto <= turn.cut or self.transcriber is None:
+            if self.packer is not None:
+                return self._after_packed()
             if self.inline or self._pool is None:
                 done.set_result(None)
                 return done
@@ -147,7 +178,52 @@ class AgentEars:
             work()
             done.set_result(None)
             return done
+        if self.packer is not None:
+            return self._pack(audio, offset, skip_before, turn, speech)
         return self._queue(work)
+
+    def _pack(
+        self, audio: Audio, offset: float, skip_before: float, turn: _TurnAudio, speech: float
+    ) -> Future[None]:
+        """The piece goes to the shared packing worker; its words join the turn when they
+        come back (a cancelled piece's speech stays estimated)."""
+        assert self.packer is not None
+        piece = self.packer.submit(audio, offset)
+        done: Future[None] = Future()
+
+        def back(f: Future[PieceResult]) -> None:
+            try:
+                result = f.result()
+                words, note = result.words, result.note
+            except CancelledError:
+                words, note = [], None
+            except Exception as exc:  # the worker sets results only; never the call's end
+                words, note = [], f"{type(exc).__name__}: {exc}"
+            if note is not None:
+                self.errors.append(note)
+            kept = [w for w in words if (w.start + w.end) / 2 >= skip_before - 1e-6]
+            with turn.lock:
+                turn.words.extend(kept)
+                turn.pending_speech_s -= speech
+            done.set_result(None)
+
+        piece.add_done_callback(back)
+        with self._lock:
+            self._futures = [f for f in self._futures if not f.done()]
+            self._futures.append(piece)
+            self._last = done
+        return done
+
+    def _after_packed(self) -> Future[None]:
+        """Done once this call's pieces handed to the packer so far are back."""
+        done: Future[None] = Future()
+        with self._lock:
+            last = self._last
+        if last is None:
+            done.set_result(None)
+        else:
+            last.add_done_callback(lambda _: done.set_result(None))
+        return done
 
     def _queue(self, work: Callable[[], None]) -> Future[None]:
         """On the process's one STT thread (shared by every call), remembered so that

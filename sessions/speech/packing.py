@@ -1,0 +1,346 @@
+"""Speech-to-text that pays for audio, not padding: waiting pieces packed into one input.
+
+faster-whisper pads every input to 30 s, so a 1.3 s piece of an agent's turn pays for a
+30 s encoder pass (issue 28: 0.45–0.51 CPU-s per second of audio, against 0.046 for the
+same pieces as one input). :class:`PackedTranscriber` runs one worker thread for every
+call in the process: the pieces waiting from all calls (and the consecutive pieces of
+one call's turn) go into one input of at most :data:`PACK_S` seconds, each followed by
+:data:`GAP_S` of silence, and the words come back to each piece by timestamp.
+
+- **Whose word is it.** A word belongs to the piece whose span in the packed input
+  holds its midpoint; a word whose midpoint lies in a gap of silence is dropped. A word
+  is only ever shifted back onto the clock of the piece that holds it, so one call's
+  words never reach another call (:func:`assign_words`).
+- **How long a piece waits.** When the worker is idle, the first piece waits at most
+  :data:`MAX_WAIT_S` for others to join it; then the pack runs with what is there (a
+  full pack runs at once, and a worker busy with a pack collects the next one
+  meanwhile). The rule does not wait for words: at a pause it counts the words not yet
+  back from the turn's speech time at the agent's measured rate, logs that estimate
+  beside the decision, and the real words replace it in the log when they arrive
+  (:class:`~sessions.call.far_ends.agent_ears.AgentEars`).
+- **No temperature fallback, a loop guard.** With the fallback on, a window of similar
+  lines from several calls fell back to sampling and one run spun for 8 CPU-minutes.
+  Each window is decoded once; :func:`repetition_loop` watches the words as segments
+  come out and a loop (an n-gram repeated back to back) is cut where it starts, logged
+  for each call whose piece it touched, and decoding stops there. Pieces that lay wholly
+  after the cut go round once more in a later pack; a second loop leaves them without
+  words (their speech stays estimated).
+
+Measured against the text the known agent really speaks (``bench/bench_stt_pack.py``,
+``docs/capacity.md``, "Speech-to-text").
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from sessions.speech import SAMPLE_RATE
+from sessions.speech.stt import Transcriber
+from sessions.speech.words import TimedWord
+
+Audio = npt.NDArray[np.float32]
+log = logging.getLogger(__name__)
+
+PACK_S = 28.0
+"""At most this much audio (gaps included) in one input: under Whisper's 30 s window."""
+GAP_S = 0.5
+"""Silence after each piece in a pack."""
+MAX_WAIT_S = 1.5
+"""The longest an idle worker lets a piece wait for others before it runs the pack."""
+LOOP_REPEATS = 4
+"""An n-gram said this many times back to back is a loop (people repeat a word or two,
+"no, no, no", rarely four times)..."""
+LOOP_MIN_TOKENS = 8
+"""... once the repeats cover at least this many words (a single word needs 8)."""
+LOOP_MAX_NGRAM = 8
+MAX_WORDS_PER_S = 7.0
+"""More words than this per second of audio in a pack (+ 20) is a runaway: cut there.
+Fast speech is 4-5 words per second."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a piece lies in a packed input, in seconds from its start."""
+
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class PieceResult:
+    words: list[TimedWord]
+    """The piece's words on its own clock (its ``t0`` + seconds into the piece)."""
+    note: str | None = None
+    """A loop cut in the pack this piece was in, or a failure: one line to log."""
+
+
+# ---- pure parts -----------------------------------------------------------------------
+
+
+def _norm(token: str) -> str:
+    return "".join(c for c in token.lower() if c.isalnum() or c == "'")
+
+
+def repetition_loop(
+    tokens: Sequence[str],
+    *,
+    repeats: int = LOOP_REPEATS,
+    min_tokens: int = LOOP_MIN_TOKENS,
+    max_ngram: int = LOOP_MAX_NGRAM,
+) -> tuple[int, int, int] | None:
+    """The first repetition loop in ``tokens``: (index where the cut starts, the n-gram's
+    length, how many times it is said back to back); None without one.
+
+    A loop is an n-gram (1..``max_ngram`` words, compared lower-case without punctuation)
+    said at least ``repeats`` times back to back, covering at least ``min_tokens`` words.
+    The cut keeps its first saying and drops everything from the second on. Pure and
+    O(len × max_ngram)."""
+    words = [_norm(t) for t in tokens]
+    size = len(words)
+    best: tuple[int, int, int] | None = None
+    for n in range(1, max_ngram + 1):
+        need = max(repeats, -(-min_tokens // n))
+        if need * n > size:
+            break
+        run = 0  # how many positions in a row, ending at i, have words[p] == words[p + n]
+        for i in range(size - n):
+            run = run + 1 if words[i] and words[i] == words[i + n] else 0
+            if run >= (need - 1) * n:
+                start = i - run + 1  # the first saying starts here
+                if best is None or start + n < best[0]:
+                    j = i
+                    while j + 1 + n < size and words[j + 1] and words[j + 1] == words[j + 1 + n]:
+                        j += 1
+                    best = (start + n, n, 1 + (j - start + 1) // n)
+                break
+    return best
+
+
+class LoopGuard:
+    """A :data:`~sessions.speech.stt.WordsGuard` for a pack of ``audio_s`` seconds: cuts
+    at a repetition loop, or at more words than any speaker says in that time
+    (:data:`MAX_WORDS_PER_S`). ``cut_t`` is where it cut (seconds into the pack)."""
+
+    def __init__(self, audio_s: float) -> None:
+        self.audio_s = audio_s
+        self.limit = round(MAX_WORDS_PER_S * audio_s) + 20
+        self.cut_t: float | None = None
+
+    def __call__(self, words: Sequence[TimedWord]) -> tuple[int, str] | None:
+        found = repetition_loop([w.word for w in words])
+        if found is not None:
+            cut, n, count = found
+            said = " ".join(w.word for w in words[cut - n : cut])
+            self.cut_t = words[cut].start
+            return cut, (
+                f"speech-to-text repeated {said!r} {count} times (a repetition loop): "
+                f"cut at {self.cut_t:.2f} s into its input and not decoded further"
+            )
+        if len(words) > self.limit:
+            self.cut_t = words[self.limit].start
+            return self.limit, (
+                f"speech-to-text produced over {self.limit} words for {self.audio_s:.1f} s "
+                "of audio (a runaway): cut there"
+            )
+        return None
+
+
+def fits(durations: Sequence[float], *, pack_s: float = PACK_S, gap_s: float = GAP_S) -> int:
+    """How many of the first pieces go into one pack: as many as fit in ``pack_s`` with
+    a gap after each, and always at least one (a longer piece goes alone)."""
+    total = 0.0
+    for n, d in enumerate(durations):
+        total += d + gap_s
+        if total > pack_s + 1e-9:
+            return max(1, n)
+    return len(durations)
+
+
+def pack(pieces: Sequence[Audio], *, gap_s: float = GAP_S) -> tuple[Audio, list[Span]]:
+    """The pieces one after another, each followed by ``gap_s`` of silence, and where
+    each lies."""
+    gap = np.zeros(round(gap_s * SAMPLE_RATE), np.float32)
+    parts: list[Audio] = []
+    spans: list[Span] = []
+    at = 0
+    for piece in pieces:
+        arr = np.asarray(piece, dtype=np.float32).reshape(-1)
+        spans.append(Span(at / SAMPLE_RATE, (at + arr.size) / SAMPLE_RATE))
+        parts += [arr, gap]
+        at += arr.size + gap.size
+    audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+    return audio, spans
+
+
+def assign_words(
+    words: Sequence[TimedWord], spans: Sequence[Span], t0s: Sequence[float]
+) -> list[list[TimedWord]]:
+    """Each piece's words, on its own clock: a word goes to the piece whose span holds its
+    midpoint (times clipped to that span, then shifted by the piece's ``t0``); a word
+    whose midpoint is in no span (a gap) is dropped."""
+    out: list[list[TimedWord]] = [[] for _ in spans]
+    for w in words:
+        mid = (w.start + w.end) / 2
+        for k, span in enumerate(spans):
+            if span.start <= mid < span.end:
+                start = min(max(w.start, span.start), span.end)
+                end = min(max(w.end, start), span.end)
+                dt = t0s[k] - span.start
+                out[k].append(TimedWord(w.word, start + dt, end + dt, w.probability))
+                break
+    return out
+
+
+# ---- the shared worker ----------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Waiting:
+    audio: Audio
+    t0: float
+    future: Future[PieceResult]
+    since: float
+    retried: bool = False
+    started: bool = False
+
+    @property
+    def seconds(self) -> float:
+        return self.audio.size / SAMPLE_RATE
+
+
+@dataclass
+class PackStats:
+    """What the worker has done (for benches and tests)."""
+
+    packs: int = 0
+    pieces: int = 0
+    audio_s: float = 0.0
+    loops: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class PackedTranscriber:
+    """One worker thread that transcribes every call's pieces in packs (module docstring).
+
+    :meth:`submit` is cheap and thread-safe; the future it returns is done when the
+    piece's words are back (callbacks run on the worker thread, in the order pieces were
+    submitted). A cancelled future's piece is left out of the next pack."""
+
+    def __init__(
+        self,
+        transcriber: Transcriber,
+        *,
+        pack_s: float = PACK_S,
+        gap_s: float = GAP_S,
+        max_wait_s: float = MAX_WAIT_S,
+    ) -> None:
+        self.transcriber = transcriber
+        self.pack_s = pack_s
+        self.gap_s = gap_s
+        self.max_wait_s = max_wait_s
+        self.stats = PackStats()
+        self._queue: deque[_Waiting] = deque()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, audio: Audio, t0: float) -> Future[PieceResult]:
+        """Queue a piece (16 kHz mono) whose first sample is at ``t0`` on its call's clock."""
+        future: Future[PieceResult] = Future()
+        arr = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        with self._cond:
+            self._queue.append(_Waiting(arr, t0, future, time.monotonic()))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="cutin-stt-pack", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            batch = self._next_pack()
+            try:
+                self.run_pack(batch)
+            except Exception as exc:  # the worker must go on serving the other calls
+                for item in batch:
+                    if not item.future.done():
+                        item.future.set_result(PieceResult([], f"{type(exc).__name__}: {exc}"))
+
+    def _next_pack(self) -> list[_Waiting]:
+        """Wait for pieces; return the next pack once it is full or its first piece has
+        waited :attr:`max_wait_s`."""
+        with self._cond:
+            while True:
+                while self._queue and self._queue[0].future.cancelled():
+                    self._queue.popleft()
+                if not self._queue:
+                    self._cond.wait()
+                    continue
+                durations = [w.seconds for w in self._queue]
+                n = fits(durations, pack_s=self.pack_s, gap_s=self.gap_s)
+                waited = time.monotonic() - self._queue[0].since
+                if n < len(durations) or waited >= self.max_wait_s:
+                    return [self._queue.popleft() for _ in range(n)]
+                self._cond.wait(self.max_wait_s - waited)
+
+    def run_pack(self, batch: Sequence[_Waiting]) -> None:
+        """Transcribe one pack and hand each piece its words (the pieces a loop cut left
+        untranscribed go round once more, first in the queue)."""
+        live = [w for w in batch if w.started or w.future.set_running_or_notify_cancel()]
+        if not live:
+            return
+        for item in live:
+            item.started = True
+        results, untouched = self.transcribe_pieces([w.audio for w in live], [w.t0 for w in live])
+        again = [item for item in live[untouched:] if not item.retried]
+        for k, (item, result) in enumerate(zip(live, results, strict=True)):
+            if k < untouched or item.retried:
+                item.future.set_result(result)
+        if again:
+            with self._cond:
+                for item in reversed(again):
+                    item.retried = True
+                    self._queue.appendleft(item)
+                self._cond.notify()
+
+    def transcribe_pieces(
+        self, pieces: Sequence[Audio], t0s: Sequence[float]
+    ) -> tuple[list[PieceResult], int]:
+        """One packed pass over ``pieces`` (synchronous; benches and tests call it
+        directly): each piece's result, and the index of the first piece that lay wholly
+        after a loop cut (``len(pieces)`` when nothing was cut)."""
+        audio, spans = pack(pieces, gap_s=self.gap_s)
+        seconds = audio.size / SAMPLE_RATE
+        guard = LoopGuard(seconds)
+        try:
+            transcript = self.transcriber.transcribe(audio, fallback=False, guard=guard)
+        except Exception as exc:  # an STT failure must not end a call: logged, estimated
+            failed = f"{type(exc).__name__}: {exc}"
+            return [PieceResult([], failed) for _ in pieces], len(pieces)
+        self.stats.packs += 1
+        self.stats.pieces += len(pieces)
+        self.stats.audio_s += seconds
+        per_piece = assign_words(transcript.words, spans, t0s)
+        note, cut_t = transcript.note, guard.cut_t
+        if note is None or cut_t is None:
+            return [PieceResult(words) for words in per_piece], len(pieces)
+        self.stats.loops += 1
+        self.stats.notes.append(note)
+        log.info("%s", note)  # the calls log it (each piece carries the note)
+        # The pieces that lost words: the one the cut fell in and every one after it.
+        touched = next((k for k, s in enumerate(spans) if s.end > cut_t), len(pieces))
+        untouched = next((k for k, s in enumerate(spans) if s.start >= cut_t), len(pieces))
+        results = [
+            PieceResult(words, note if k >= touched else None) for k, words in enumerate(per_piece)
+        ]
+        return results, untouched

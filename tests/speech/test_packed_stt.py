@@ -1,0 +1,216 @@
+"""Packed speech-to-text (sessions/speech/packing.py): several calls' pieces in one Whisper
+input, words handed back by timestamp, a repetition loop cut and logged.
+
+Real espeak-ng speech and the real tiny.en model for what the model hears; the loop guard
+is pure and fed a made-up word stream (a real model cannot be made to loop on demand).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from concurrent.futures import Future
+
+import numpy as np
+import pytest
+
+from sessions.call.far_ends.agent_ears import AgentEars
+from sessions.speech import SAMPLE_RATE
+from sessions.speech.packing import (
+    LoopGuard,
+    PackedTranscriber,
+    PieceResult,
+    Span,
+    assign_words,
+    fits,
+    pack,
+    repetition_loop,
+)
+from sessions.speech.stt import Transcriber
+from sessions.speech.tts import EspeakTts
+from sessions.speech.vad import load_vad
+from sessions.speech.words import TimedWord
+
+CALL_A = (
+    "The parcel left our warehouse on Monday morning.",
+    "The courier expects to deliver it by Thursday.",
+)
+CALL_B = (
+    "Your refund of forty two dollars is approved.",
+    "The payment goes back to your credit card.",
+)
+KEYWORDS_A = {"parcel", "warehouse", "monday", "courier", "deliver", "thursday"}
+KEYWORDS_B = {"refund", "forty", "42", "dollars", "approved", "payment", "credit", "card"}
+"""Each call's own words: no other word of its text is said in the other call's (tiny.en
+may hear a small word as another small word, "of" as "on", so those are not compared)."""
+
+
+def words_of(text: str) -> list[str]:
+    return text.split()
+
+
+def norm(word: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", word.lower())
+
+
+@pytest.fixture(scope="module")
+def speech(espeak: EspeakTts) -> dict[str, np.ndarray]:
+    return {t: espeak.synthesize(t).audio for t in (*CALL_A, *CALL_B)}
+
+
+# ---- pure parts -----------------------------------------------------------------------
+
+
+def test_a_repetition_loop_is_found_where_its_second_saying_starts() -> None:
+    words = words_of("I have your order open thank you thank you thank you thank you thank")
+    assert repetition_loop(words) == (7, 2, 4)
+    # Punctuation and case do not hide a loop; a word said three times is speech.
+    assert repetition_loop(["Okay.", "okay,", "OKAY", "okay"] * 2) == (1, 1, 8)
+    assert repetition_loop(words_of("no no no I said no")) is None
+    assert repetition_loop(words_of("I have your order open here and I can see it")) is None
+    assert repetition_loop([]) is None
+
+
+def test_the_guard_cuts_a_looping_word_stream_and_says_so() -> None:
+    said = words_of("the tracking number is in the email")
+    loop = ["we", "sent", "you"] * 40
+    stream = [TimedWord(w, 0.3 * k, 0.3 * k + 0.2) for k, w in enumerate(said + loop)]
+    guard = LoopGuard(audio_s=20.0)
+    # Fed as the model produces it, segment by segment: quiet until the loop shows.
+    assert guard(stream[: len(said) + 3]) is None
+    cut = guard(stream)
+    assert cut is not None
+    index, note = cut
+    assert index == len(said) + 3  # "we sent you" kept once, the repeats cut
+    assert "repetition loop" in note and "'we sent you'" in note
+    assert guard.cut_t == pytest.approx(stream[index].start)
+
+
+def test_the_guard_cuts_a_runaway_without_a_loop() -> None:
+    words = [TimedWord(f"w{k}", 0.01 * k, 0.01 * k + 0.005) for k in range(200)]
+    guard = LoopGuard(audio_s=2.0)  # 7 words/s × 2 s + 20 = 34 words at most
+    cut = guard(words)
+    assert cut is not None and cut[0] == 34 and "runaway" in cut[1]
+
+
+def test_a_transcriber_stops_decoding_at_the_guards_cut(
+    transcriber: Transcriber, speech: dict[str, np.ndarray]
+) -> None:
+    calls: list[int] = []
+
+    def stop_at_once(words: object) -> tuple[int, str]:
+        calls.append(1)
+        return 0, "cut for the test"
+
+    audio = np.concatenate([speech[CALL_A[0]], np.zeros(SAMPLE_RATE * 20, np.float32)])
+    heard = transcriber.transcribe(audio, fallback=False, guard=stop_at_once)
+    assert heard.words == [] and heard.note == "cut for the test"
+    assert calls == [1]  # no segment after the cut was asked for
+
+
+def test_packs_fill_up_to_the_limit_and_words_go_to_the_span_holding_their_middle() -> None:
+    assert fits([5.0] * 10, pack_s=28.0, gap_s=0.5) == 5  # 5 × 5.5 = 27.5
+    assert fits([40.0, 1.0]) == 1  # a long piece goes alone
+    audio, spans = pack([np.ones(16_000, np.float32), np.ones(8_000, np.float32)], gap_s=0.5)
+    assert spans == [Span(0.0, 1.0), Span(1.5, 2.0)]
+    assert audio.size == 16_000 + 8_000 + 2 * 8_000 and not audio[16_000:24_000].any()
+    words = [
+        TimedWord("a", 0.2, 0.4),
+        TimedWord("edge", 0.9, 1.3),  # middle 1.1: in the gap, dropped
+        TimedWord("b", 1.55, 1.8),
+        TimedWord("tail", 1.9, 2.3),  # middle 2.1: after every span, dropped
+    ]
+    a, b = assign_words(words, spans, [100.0, 200.0])
+    assert [(w.word, w.start, w.end) for w in a] == [("a", 100.2, 100.4)]
+    assert [(w.word, round(w.start, 6), round(w.end, 6)) for w in b] == [("b", 200.05, 200.3)]
+
+
+# ---- real tiny.en ---------------------------------------------------------------------
+
+
+def test_two_calls_packed_in_one_input_never_exchange_words(
+    transcriber: Transcriber, speech: dict[str, np.ndarray]
+) -> None:
+    packer = PackedTranscriber(transcriber, max_wait_s=0.5)
+    # Interleaved as two live calls hand them in; one call's clock at 100 s, the other's
+    # at 500 s, so a word moved across would also land at an impossible time.
+    order = [(CALL_A[0], 100.0), (CALL_B[0], 500.0), (CALL_A[1], 103.0), (CALL_B[1], 503.0)]
+    futures = [packer.submit(speech[text], t0) for text, t0 in order]
+    results = [f.result(timeout=120) for f in futures]
+    assert packer.stats.packs == 1 and packer.stats.pieces == 4  # one input for all four
+    heard_a: set[str] = set()
+    heard_b: set[str] = set()
+    for (text, t0), result in zip(order, results, strict=True):
+        assert result.note is None
+        words = {norm(w.word) for w in result.words}
+        mine = text in CALL_A
+        assert not words & (KEYWORDS_B if mine else KEYWORDS_A), (text, words)
+        (heard_a if mine else heard_b).update(words)
+        end = t0 + speech[text].size / SAMPLE_RATE
+        for w in result.words:
+            assert t0 - 1e-6 <= w.start <= w.end <= end + 1e-6, (text, w)
+    # The packed path hears what was said (espeak is hard on Whisper: most keywords).
+    assert len(heard_a & KEYWORDS_A) >= 4, heard_a
+    assert len(heard_b & KEYWORDS_B) >= 5, heard_b
+
+
+def test_agent_ears_of_two_calls_on_one_packer_keep_their_own_words(
+    transcriber: Transcriber, speech: dict[str, np.ndarray]
+) -> None:
+    """The ears' real-time path: pieces cut at pauses, packed with the other call's, back
+    in the turn they came from; the turn closes once its last piece is back."""
+    packer = PackedTranscriber(transcriber, max_wait_s=0.3)
+    gap = np.zeros(SAMPLE_RATE // 2, np.float32)
+    turns: dict[str, Future[list[TimedWord]]] = {}
+    for name, texts, t0 in (("a", CALL_A, 10.0), ("b", CALL_B, 40.0)):
+        ears = AgentEars(load_vad("onnx"), transcriber, inline=False, packer=packer)
+        ears.start_turn(t0)
+        at = t0
+        for text in texts:
+            audio = np.concatenate([speech[text], gap])
+            ears.push(audio, speaking=True, frame_s=speech[text].size / SAMPLE_RATE)
+            at += audio.size / SAMPLE_RATE
+            ears.segment(at - gap.size / SAMPLE_RATE)  # cut at the pause
+        turns[name] = ears.close_turn()
+    a = {norm(w.word) for w in turns["a"].result(timeout=120)}
+    b = {norm(w.word) for w in turns["b"].result(timeout=120)}
+    assert len(a & KEYWORDS_A) >= 4 and not a & KEYWORDS_B, a
+    assert len(b & KEYWORDS_B) >= 5 and not b & KEYWORDS_A, b
+    assert packer.stats.packs <= 2  # the two calls' pieces shared inputs
+
+
+def test_a_loop_in_a_pack_is_logged_for_each_call_it_touched_and_nothing_spins() -> None:
+    """A stand-in model that loops on every input: each piece's result carries the note,
+    the pieces after the cut go round once more, then come back without words."""
+
+    class Looping:
+        def __init__(self) -> None:
+            self.calls = 0
+            self.lock = threading.Lock()
+
+        def transcribe(self, audio: np.ndarray, **kw: object) -> object:
+            from sessions.speech.stt import Transcript
+
+            self.calls += 1
+            guard = kw["guard"]
+            assert kw["fallback"] is False
+            words: list[TimedWord] = []
+            for k in range(1000):  # a model that would go on forever
+                words.append(TimedWord("again", 0.2 + 0.1 * k, 0.25 + 0.1 * k))
+                cut = guard(words)  # type: ignore[operator]
+                if cut is not None:
+                    del words[cut[0] :]
+                    return Transcript("", words, audio.size / SAMPLE_RATE, cut[1])
+            raise AssertionError("the guard never cut")
+
+    model = Looping()
+    packer = PackedTranscriber(model, max_wait_s=0.05)  # type: ignore[arg-type]
+    pieces = [np.full(SAMPLE_RATE * 2, 0.1, np.float32) for _ in range(3)]
+    results: list[PieceResult] = [
+        f.result(timeout=10) for f in [packer.submit(p, 0.0) for p in pieces]
+    ]
+    assert model.calls == 2  # the pack, then the pieces it left untranscribed once more
+    assert all(r.note is not None and "repetition loop" in r.note for r in results)
+    assert packer.stats.loops == 2
+    # "again" once before each cut; the last piece, after the cut twice, gets no words.
+    assert [len(r.words) for r in results] == [1, 1, 0]
