@@ -13,6 +13,9 @@
     with running_bot(protocol="telnyx") as bot:  # Pipecat's Telnyx serializer
         line = TelnyxLine(bot.url); ...
 
+    bot = pipecat_bots.get("--transport", "webrtc")  # SmallWebRTC: bot.url is its
+                                                     # http://.../api/offer
+
 The bot listens on a free port of 127.0.0.1; the context waits for its ready line
 (``cutin-bot: listening ws://...``) and fails with the bot's stderr if it does not
 come. The test is skipped, saying why, when espeak-ng, Pipecat or the offline
@@ -176,6 +179,10 @@ def _line(bot: Bot) -> Any:
     from sessions.lines.twilio import TwilioLine
     from sessions.lines.vonage import VonageLine
 
+    if bot.url.startswith("http"):  # --transport webrtc
+        from sessions.lines.webrtc import WebRTCLine
+
+        return WebRTCLine(bot.url)
     if bot.protocol == "pcm":
         return PcmLine(f"{bot.url}?rate=24000", rate=24000)
     kinds: dict[str, Any] = {
