@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from sessions.redact import public_url, redact_url
+from sessions.hostile.redact import public_url, redact_url
 
 SCHEMA_NAME = "cutin.session"
 SCHEMA_VERSION = 1
@@ -31,7 +31,7 @@ class AgentInfo(_Model):
     name: str = ""
     model: str | None = None
     base_url: str | None = None
-    """The endpoint as :func:`sessions.redact.public_url` gives it: scheme, host, port and
+    """The endpoint as :func:`sessions.hostile.redact.public_url` gives it: scheme, host, port and
     path only (no user info, query or fragment), however it was given."""
 
     @field_validator("base_url")
@@ -54,6 +54,9 @@ class SpeechInfo(_Model):
     stt: str | None = None
     vad: str | None = None
     words_per_minute: float | None = None
+    transcribe: str | None = None
+    """A line's ``--transcribe`` when not ``live``: ``end`` (each agent turn transcribed
+    once it ends; decisions count estimated words) or ``off`` (no agent words logged)."""
 
 
 class TendencyValues(_Model):

@@ -14,30 +14,30 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sessions.call.calls import simulated_call
 from sessions.call.config import CallConfig
 from sessions.call.engine.engine import CallEngine
 from sessions.call.near_end.caller import InterruptionText
 from sessions.call.recorder import Recorder, make_header
+from sessions.call.setup.simulated_call import simulated_call
 from sessions.call.voice.voice import TextVoice, Voice
 from sessions.log.models import AgentInfo, Event, SpeechInfo
 from sessions.log.writer import new_session_id
 from sessions.plan.model import CallPlan, check_plan
 from sessions.scenarios.keypad import check_keypad
 from sessions.scenarios.model import Scenario
-from sessions.speech_clock import SpeakingStyle
+from sessions.speech.speech_clock import SpeakingStyle
 
 if TYPE_CHECKING:
     from sessions.agents.base import Agent
     from sessions.call.adapt import RuleAdapter
-    from sessions.call.line_setup import RemoteSpec
     from sessions.call.policy import TurnTakingPolicy
-    from sessions.call.users import UserProvider
-    from sessions.call.voice.voice_setup import VoiceSpec
+    from sessions.call.setup.line_call import RemoteSpec
+    from sessions.call.setup.voice import VoiceSpec
+    from sessions.callers.simulator import UserSimulator
+    from sessions.callers.users import UserProvider
     from sessions.llm_client import LLMConfig
     from sessions.scenarios.profile import AgentProfile
     from sessions.settings import Settings
-    from sessions.simulator import UserSimulator
 
 LINE_CALL_SECONDS = 120.0
 """A headless call to a black-box agent runs in real time; it is ended here unless told
@@ -167,14 +167,14 @@ def _caller(
     plan: CallPlan, scenario: Scenario, llm: LLMConfig | None, closers: list[Closer]
 ) -> _Caller:
     if plan.user == "scripted":
-        from sessions.call.users import ScriptedUser
+        from sessions.callers.users import ScriptedUser
 
         return _Caller(ScriptedUser(scenario, barge_in_with_next_line=plan.scripted_barge_in))
     wants_simulator = plan.user == "llm" or plan.suggest or plan.agent == "openai"
     if llm is None or not wants_simulator:
         return _Caller()
+    from sessions.callers.simulator import UserSimulator
     from sessions.llm_client import LLMClient
-    from sessions.simulator import UserSimulator
 
     sim = UserSimulator.from_scenario(LLMClient(llm), scenario.user)
     closers.append(sim.close)
@@ -201,7 +201,7 @@ def _agent(
         return agent, AgentInfo(kind="scripted", name=name)
     from sessions.agents.base import AgentError
     from sessions.agents.openai_agent import OpenAIAgent
-    from sessions.safe_files import FileError, read_text
+    from sessions.hostile.safe_files import FileError, read_text
 
     assert llm is not None  # an LLM agent makes the plan use an LLM
     prompt = scenario.agent.system_prompt
@@ -215,7 +215,7 @@ def _agent(
 
 
 def _voice_spec(plan: CallPlan, settings: Settings) -> VoiceSpec:
-    from sessions.call.voice.voice_setup import VoiceSpec
+    from sessions.call.setup.voice import VoiceSpec
 
     key = settings.openai_api_key
     return VoiceSpec(
@@ -251,7 +251,7 @@ def _local_call(
     llm: LLMConfig | None,
     closers: list[Closer],
 ) -> BuiltCall:
-    from sessions.call.voice.voice_setup import build_voice
+    from sessions.call.setup.voice import build_voice
     from sessions.scenarios.profile import agent_style
 
     scenario = config.scenario
@@ -355,11 +355,11 @@ def _removed_on_error(recorder: Recorder) -> Iterator[None]:
 
 
 def _remote_spec(plan: CallPlan, settings: Settings, scenario: Scenario) -> RemoteSpec:
-    from sessions.call.line_setup import RemoteSpec
+    from sessions.call.setup.line_call import RemoteSpec
 
     instructions = scenario.agent.system_prompt or None
     if plan.agent_prompt is not None:
-        from sessions.safe_files import read_text
+        from sessions.hostile.safe_files import read_text
 
         instructions = read_text(plan.agent_prompt)  # a FileError is one CLI line
     key = settings.openai_api_key
@@ -373,6 +373,7 @@ def _remote_spec(plan: CallPlan, settings: Settings, scenario: Scenario) -> Remo
         vad=plan.vad,
         words_per_minute=round(plan.words_per_minute),
         cache_dir=settings.cache_dir,
+        transcribe=plan.transcribe,
     )
 
 
@@ -387,7 +388,7 @@ def _line_call(
     """Check the local parts, dial, attach the tester's devices, then start the log."""
     from sessions.call.adapt import line_adapter
     from sessions.call.line_parts import RemoteConfig
-    from sessions.call.line_setup import attach_microphone, build_line_call
+    from sessions.call.setup.line_call import attach_microphone, build_line_call
     from sessions.call.voice.recording import CallRecording, recording_path
 
     scenario = config.scenario

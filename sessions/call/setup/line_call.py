@@ -23,12 +23,12 @@ from sessions.call.line_parts import RemoteConfig
 from sessions.call.near_end.caller import InterruptionText
 from sessions.call.near_end.caller_line import Synthesizer
 from sessions.call.policy import TurnTakingPolicy
-from sessions.call.users import UserProvider
 from sessions.call.voice.recording import CallRecording
+from sessions.callers.users import UserProvider
+from sessions.hostile.redact import public_url
 from sessions.lines.base import Line
 from sessions.lines.factory import LineSpec, open_line, parse_line_agent
 from sessions.log.models import AgentInfo, SpeechInfo
-from sessions.redact import public_url
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,9 @@ class RemoteSpec:
     cache_dir: Path | None = None
     """The backchannel cache (a call's plan gives the settings'; None: read them here)."""
     connect_timeout_s: float = 10.0
+    transcribe: str = "live"
+    """What of the agent's audio is transcribed: live | end | off
+    (:data:`~sessions.call.far_ends.agent_ears.TRANSCRIBE_MODES`)."""
 
     @property
     def line(self) -> LineSpec:
@@ -69,6 +72,7 @@ class RemoteSpec:
             stt=self.stt or "tiny.en (offline)",
             vad=self.vad,
             words_per_minute=self.words_per_minute,
+            transcribe=None if self.transcribe == "live" else self.transcribe,
         )
 
 
@@ -88,7 +92,7 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     """Load espeak-ng, the backchannel tokens, VAD and STT; their errors say the fix."""
     from sessions.settings import Settings
     from sessions.speech.backchannel_cache import BackchannelCache
-    from sessions.speech.shared import cached_speech, shared_transcriber
+    from sessions.speech.shared import cached_speech, shared_packer, shared_transcriber
     from sessions.speech.tts import EspeakTts, Speech, speak_caller
     from sessions.speech.vad import load_vad
 
@@ -106,8 +110,11 @@ def load_parts(spec: RemoteSpec, config: CallConfig, *, virtual: bool) -> Remote
     resample(np.zeros(32, np.float32), 22050, 16000)
     vad = load_vad(spec.vad)
     # Loaded once per process and shared by every call of a batch (so are VAD and speech).
-    transcriber = shared_transcriber(spec.stt, cpu_threads=1)
-    ears = AgentEars(vad, transcriber, inline=virtual)
+    # In real time every call's pieces are packed into shared Whisper inputs (cheaper and
+    # no worse: docs/capacity.md); --transcribe off loads no model at all.
+    transcriber = None if spec.transcribe == "off" else shared_transcriber(spec.stt, cpu_threads=1)
+    packer = None if transcriber is None or virtual else shared_packer(transcriber)
+    ears = AgentEars(vad, transcriber, inline=virtual, packer=packer, transcribe=spec.transcribe)
     # On a line the caller's hesitations are real silences of human length in either
     # style (the paper's "—" and fillers too): they are the bait an agent that talks into
     # a pause takes (docs/agent-measures.md, "Agent interruptions").
