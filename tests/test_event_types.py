@@ -56,10 +56,6 @@ VOCABULARY = KNOWN_TYPES | TAU2_TYPES
 LEFT_ALONE: dict[tuple[str, str], str] = {
     ("replay/gallery/timeline.py", "s.kind"): "a drawn lane span's Literal kind",
     ("replay/report/handout.py", "span.kind"): "the same gallery Span, coloured",
-    # The engine and far ends are being rebuilt from parts (issue 31, item 1): left to it.
-    ("sessions/call/far_ends/line_yields.py", "p.kind"): "a pending caller act (item 1)",
-    ("sessions/call/near_end/line_caller.py", "p.kind"): "a pending caller act (item 1)",
-    ("sessions/call/near_end/line_caller.py", "utt.kind"): "a caller utterance (item 1)",
 }
 """(file, the compared expression) → why it is not an event's type. Each outside
 sessions/call/ must still exist (a stale entry fails), so the list only shrinks."""

@@ -42,7 +42,7 @@ from sessions.call.far_ends.simulated_turn import SimulatedTurn
 from sessions.call.far_ends.yield_watches import YieldWatches
 from sessions.call.line_parts import LineTurn, RemoteConfig
 from sessions.call.near_end.caller import Caller
-from sessions.call.near_end.caller_line import Audio, Synthesizer
+from sessions.call.near_end.caller_line import Audio, SoundKind, Synthesizer
 from sessions.call.near_end.line_caller import CallerMouth
 from sessions.call.response_clock import ResponseClock
 from sessions.call.sound_tape import SoundTape
@@ -236,7 +236,7 @@ def test_a_caller_turn_waits_for_the_agent_and_an_interruption_barges_in() -> No
     t = _frames(m, 0.0, 0.64)
     assert m.call.of(UserTurn) == []  # the agent is speaking: the turn waits
     assert m.mouth.may_interrupt()
-    m.mouth.say("interruption", "sorry, wait", "interruption", t, "rule")
+    m.mouth.say(SoundKind.INTERRUPTION, "sorry, wait", "interruption", t, "rule")
     onset = round(t + 0.1, 6)  # its sound starts 0.1 s into the next frame's clip
     assert m.barges.calls == [(3, onset, "rule", "sorry, wait", t, {})]
     (cut,) = m.call.of(UserTurn)

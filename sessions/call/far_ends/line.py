@@ -32,7 +32,7 @@ from sessions.call.far_ends.line_yields import SIDE_TALK, Backchannels, BargeIns
 from sessions.call.far_ends.yield_watch import SETTLE_S, STALL_S
 from sessions.call.far_ends.yield_watches import YieldWatches
 from sessions.call.line_parts import LineTurn, RemoteConfig
-from sessions.call.near_end.caller_line import Synthesizer, line_rate_of
+from sessions.call.near_end.caller_line import SoundKind, Synthesizer, line_rate_of
 from sessions.call.near_end.line_caller import CallerMouth
 from sessions.call.response_clock import ResponseClock
 from sessions.call.sound_tape import SoundTape
@@ -320,7 +320,7 @@ class LineFarEnd:
         self, t: float, *, trigger: str, text: str, typed: bool, at: float | None, mic: bool
     ) -> None:
         source = "typed" if typed else "interruption"
-        self.mouth.say("interruption", text, source, t, trigger)
+        self.mouth.say(SoundKind.INTERRUPTION, text, source, t, trigger)
 
     def backchannel(self, t: float, *, trigger: str, token: str | None) -> None:
         self.yields.backchannel(t, trigger=trigger, token=token)

@@ -15,7 +15,7 @@ from sessions.call.context import CallContext
 from sessions.call.far_ends.agent_ears import AgentEars, Audio
 from sessions.call.far_ends.yield_watches import YieldWatches
 from sessions.call.line_parts import LineTurn
-from sessions.call.near_end.caller_line import Utterance
+from sessions.call.near_end.caller_line import SoundKind, Utterance
 from sessions.call.near_end.line_caller import CallerMouth, CurrentTurn
 from sessions.call.response_clock import ResponseClock
 from sessions.call.sound_tape import SoundTape
@@ -142,7 +142,7 @@ class LineYields:
         n = len(words) + estimated
         turn.backchannels += 1
         turn.words_at_last_backchannel = n
-        utt = Utterance("backchannel", np.asarray(audio, dtype=np.float32), chosen)
+        utt = Utterance(SoundKind.BACKCHANNEL, np.asarray(audio, dtype=np.float32), chosen)
         onset, _end = self.mouth.overlay(utt)
         e.emit(
             Backchannel(
@@ -168,7 +168,7 @@ class LineYields:
         except Exception as exc:
             e.emit(ErrorEvent(t=round(t, 6), where="caller_sound", message=str(exc)))
             return
-        utt = Utterance("sound", audio, text)
+        utt = Utterance(SoundKind.SOUND, audio, text)
         onset, end = self.mouth.overlay(utt)
         turn = self._current()
         e.emit(

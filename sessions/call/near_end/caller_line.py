@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
@@ -27,12 +28,24 @@ Audio = npt.NDArray[np.float32]
 Synthesize = Callable[[str], Speech]
 
 
+class SoundKind(StrEnum):
+    """What a stretch of the caller's audio on the line is."""
+
+    TURN = "turn"
+    """A caller turn (typed, scripted, a simulator's)."""
+    INTERRUPTION = "interruption"
+    """A barge-in over the agent's turn."""
+    BACKCHANNEL = "backchannel"
+    """A token over the agent ("mm-hmm")."""
+    SOUND = "sound"
+    """A vocal tic or an aside: no turn."""
+
+
 @dataclass
 class Utterance:
     """One stretch of caller audio and what it is."""
 
-    kind: str
-    """turn | interruption | backchannel."""
+    kind: SoundKind
     audio: Audio
     text: str = ""
     """What is said (the rendered text for a turn; the token for a backchannel)."""

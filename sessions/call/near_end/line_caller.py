@@ -23,7 +23,13 @@ from sessions.call.commands import (
     SubmitText,
 )
 from sessions.call.near_end.caller import mic_user_turn
-from sessions.call.near_end.caller_line import Audio, CallerChannel, Synthesizer, Utterance
+from sessions.call.near_end.caller_line import (
+    Audio,
+    CallerChannel,
+    SoundKind,
+    Synthesizer,
+    Utterance,
+)
 from sessions.call.response_clock import ResponseClock
 from sessions.call.sound_tape import SoundTape
 from sessions.callers.users import CallerReply
@@ -54,7 +60,7 @@ class BargeIn(Protocol):
 class _Speech:
     """Caller speech waiting for its synthesis (and, for a turn, for the floor)."""
 
-    kind: str
+    kind: SoundKind
     future: Future[Speech]
     original: str
     rendered: str
@@ -146,7 +152,7 @@ class CallerMouth:
 
     def may_interrupt(self) -> bool:
         """No interruption is already on its way."""
-        return not any(p.kind == "interruption" for p in self._pending)
+        return not any(p.kind is SoundKind.INTERRUPTION for p in self._pending)
 
     def apply(self, command: Command, t: float) -> None:
         if isinstance(command, SubmitText):
@@ -160,7 +166,7 @@ class CallerMouth:
         elif isinstance(command, CallerUtterance):
             self._mic_utterance(command, t)
 
-    def say(self, kind: str, text: str, source: str, t: float, trigger: str = "auto") -> None:
+    def say(self, kind: SoundKind, text: str, source: str, t: float, trigger: str = "auto") -> None:
         rendered, insertions, _alpha = self.near.render(text)
         future = self.synth.submit(rendered)
         self._pending.append(
@@ -175,7 +181,7 @@ class CallerMouth:
             future = p.future
             if not future.done():
                 return
-            if p.kind == "turn" and (self._turn is not None or self.channel.busy):
+            if p.kind is SoundKind.TURN and (self._turn is not None or self.channel.busy):
                 return  # a caller turn waits for the agent's turn to end
             self._pending.pop(0)
             try:
@@ -183,8 +189,11 @@ class CallerMouth:
             except Exception as exc:
                 self.ctx.emit(ErrorEvent(t=round(t, 6), where="tts", message=str(exc)))
                 continue
-            if p.kind == "interruption" and self._turn is None:
-                p.kind, p.source = "turn", "typed" if p.source == "typed" else "interruption"
+            if p.kind is SoundKind.INTERRUPTION and self._turn is None:
+                p.kind, p.source = (
+                    SoundKind.TURN,
+                    "typed" if p.source == "typed" else "interruption",
+                )
             self._start_utterance(p, speech, t)
 
     def _start_utterance(self, p: _Speech, speech: Speech, t: float) -> None:
@@ -192,7 +201,7 @@ class CallerMouth:
         audio = np.asarray(speech.audio, dtype=np.float32)
         words = list(speech.words)
         utt = Utterance(p.kind, audio, p.rendered)
-        if p.kind == "turn":
+        if p.kind is SoundKind.TURN:
             # The caller speaks again while an answer is still owed: a no_response.
             self.responses.spoke_again(t, agent_turn_open=self._turn is not None)
         self.channel.play(utt)
@@ -202,7 +211,7 @@ class CallerMouth:
         self.turn_span = (onset, end)
         index = self.near.next_index()
         turn = self._turn
-        if p.kind == "interruption" and turn is not None:
+        if p.kind is SoundKind.INTERRUPTION and turn is not None:
             self._barge_in(turn, onset, p.trigger, p.original, p.decided_t)
         e.emit(
             UserTurn(
@@ -302,11 +311,11 @@ class CallerMouth:
     def _caller_finished(self, utt: Utterance, t: float) -> None:
         """The caller's sound ended: the agent's response is timed from here (the last
         sound as it left on the line), a backchannel's too (docs/agent-measures.md)."""
-        if utt.start_index is None or utt.kind == "sound":
+        if utt.start_index is None or utt.kind is SoundKind.SOUND:
             return  # a tic or an aside is no turn: its own window watches the agent
         end = round(utt.start_index / SAMPLE_RATE + utt.line_span(self.line_rate)[1], 6)
-        self.responses.caller_ended(end, utt.kind)
-        if utt.kind != "backchannel":
+        self.responses.caller_ended(end, utt.kind.value)
+        if utt.kind is not SoundKind.BACKCHANNEL:
             self._last_caller_end = end
 
     # ---- the caller's sound when the agent starts ------------------------------------------
@@ -351,9 +360,9 @@ class CallerMouth:
         near = self.near
         if self._turn is not None or self.channel.busy or self._mic_open is not None:
             return
-        if near.queued and not any(p.kind == "turn" for p in self._pending):
+        if near.queued and not any(p.kind is SoundKind.TURN for p in self._pending):
             text, source = near.queued.pop(0)
-            self.say("turn", text, source, t)
+            self.say(SoundKind.TURN, text, source, t)
             return
         if near.user is None or self._pending:
             return
@@ -380,7 +389,7 @@ class CallerMouth:
         if isinstance(reply, KeypadStep):
             self._press(reply.dtmf, t)
             return
-        self.say("turn", reply, self.user_source, t)
+        self.say(SoundKind.TURN, reply, self.user_source, t)
 
     def _press(self, keys: str, t: float) -> None:
         """A keypad step: the keys go out as DTMF (the line logs a ``dtmf`` event once
