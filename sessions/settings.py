@@ -17,6 +17,9 @@ class Settings(BaseSettings):
     sessions_dir: Path = Field(default_factory=lambda: Path(user_data_dir("cutin")) / "sessions")
     """Where call logs are written and where `cutin replay` looks for recent calls."""
 
+    baselines_dir: Path = Field(default_factory=lambda: Path(user_data_dir("cutin")) / "baselines")
+    """Where `cutin compare --save-baseline NAME` keeps a run and `cutin compare NAME` finds it."""
+
     cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir("cutin")))
     """Synthesized backchannel tokens and LLM replies are cached here."""
 

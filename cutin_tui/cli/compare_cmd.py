@@ -30,14 +30,27 @@ DESCRIPTION = (
     "cutin compare baseline/ run/ --only yield_rate,yield_latency_p95 --junit compare.xml "
     '--markdown "$GITHUB_STEP_SUMMARY"\n\n'
     "cutin audit baseline/ --json > base.json; cutin compare base.json run/ --json\n\n"
+    "cutin compare --save-baseline v1.4 run/; (next deploy) cutin compare v1.4 run2/\n\n"
     "docs/ci.md has the baseline workflow and a GitHub Actions job."
 )
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", metavar="BASE", help="the baseline: a run folder, a session log or "
-                   "an `audit --json` file (*.json)")  # fmt: skip
-    p.add_argument("new", metavar="NEW", help="the run to judge, as BASE")
+    p.add_argument(
+        "base",
+        metavar="BASE",
+        help="the baseline: a run folder, a session log, an `audit --json` file (*.json) or "
+        "a saved baseline's name or file",
+    )
+    p.add_argument("new", metavar="NEW", nargs="?", help="the run to judge, as BASE")
+    p.add_argument(
+        "--save-baseline",
+        metavar="NAME",
+        help="keep the run BASE names as baseline NAME (its calls' counts, events, seeds, "
+        "dials and cutin version; in $CUTIN_BASELINES_DIR, by default baselines/ in cutin's "
+        "data folder, or at NAME when it ends in .json) and compare nothing; later, "
+        "`cutin compare NAME NEW` compares with it",
+    )
     p.add_argument(
         "--only",
         metavar="MEASURE,...",
@@ -96,6 +109,41 @@ def _write(path: str, text: str) -> None:
         raise CliError(f"{shown_name(path)}: cannot write: {exc.strerror or exc}") from None
 
 
+def save_baseline(name: str, run_dir: str, folder: Path, *, keep_lagged: bool) -> int:
+    """Write RUN_DIR's calls as baseline ``name``; one line says where."""
+    import json
+
+    from replay.check.baseline import baseline_document, baseline_path
+    from replay.check.compare_load import load_side
+    from replay.errors import LoadError
+
+    try:
+        path = baseline_path(name, folder)
+        side = load_side(run_dir, "run", keep_lagged=keep_lagged)
+    except LoadError as exc:
+        raise CliError(str(exc)) from None
+    if not side.units:
+        raise CliError(f"{shown_name(run_dir)}: no call to a black-box agent to keep")
+    if not side.events:
+        raise CliError(
+            f"{shown_name(run_dir)}: keep a run folder (an audit --json holds no events)"
+        )
+    text = json.dumps(baseline_document(side), ensure_ascii=False, allow_nan=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(
+            f"{shown_name(path.parent)}: cannot make it: {exc.strerror or exc}"
+        ) from None
+    _write(str(path), text + "\n")
+    lagged = f", {side.lagged} lagged left out" if side.lagged else ""
+    sys.stdout.write(
+        f"baseline {shown_name(name)}: {len(side.units)} calls of {shown_name(run_dir)}"
+        f"{lagged} kept in {shown_name(path)}\n"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     import json
 
@@ -104,14 +152,24 @@ def run(args: argparse.Namespace) -> int:
     from replay.check.compare_load import load_side
     from replay.errors import LoadError
     from sessions.hostile.inert_text import inert_json
+    from sessions.settings import load_settings
 
     only = only_measures(args.only)
     if args.seed < 0 or args.seed >= 2**63:
         raise CliError("--seed: expected a whole number from 0 to 2^63 - 1")
+    folder = load_settings().baselines_dir
+    if args.save_baseline is not None:
+        if args.new is not None:
+            raise CliError(
+                "--save-baseline NAME takes one run: cutin compare --save-baseline NAME RUN_DIR"
+            )
+        return save_baseline(args.save_baseline, args.base, folder, keep_lagged=args.keep_lagged)
+    if args.new is None:
+        raise CliError("give two runs: cutin compare BASE NEW (or --save-baseline NAME RUN_DIR)")
     sides = []
     for path, label in ((args.base, "base"), (args.new, "new")):
         try:
-            sides.append(load_side(path, label, keep_lagged=args.keep_lagged))
+            sides.append(load_side(path, label, keep_lagged=args.keep_lagged, baselines=folder))
         except LoadError as exc:
             raise CliError(f"{label}: {exc}") from None
     base, new = sides

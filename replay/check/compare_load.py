@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from replay.check.compare import EVENT_MEASURES, Side, Unit
 from replay.errors import LoadError
-from sessions.hostile.safe_files import FileError, is_file, read_json, shown_name
+from sessions.hostile.safe_files import FileError, exists, is_file, read_json, shown_name
 
 if TYPE_CHECKING:
     from replay.audit.agent_measures import AgentCall
@@ -33,16 +33,32 @@ MAX_EVENTS = 200_000
 """Events (latencies, dead-air gaps) rebuilt from one file: the resampling stays bounded."""
 
 
-def load_side(path: Path | str, label: str, *, keep_lagged: bool = False) -> Side:
-    """``path`` as one side: an ``audit --json`` file (``*.json``) or a run folder."""
+def load_side(
+    path: Path | str, label: str, *, keep_lagged: bool = False, baselines: Path | None = None
+) -> Side:
+    """``path`` as one side: a saved baseline (``*.json``, or a name kept in
+    ``baselines``), an ``audit --json`` file (``*.json``), or a run folder or log."""
+    from replay.check.baseline import NAME, is_baseline, side_of_baseline
     from replay.check.load import load_run
 
     p = Path(path)
+    if not exists(p) and baselines is not None and NAME.match(str(path)):
+        saved = baselines / f"{path}.json"
+        if not is_file(saved):
+            raise LoadError(f"{shown_name(path)}: no such file or directory, nor a saved baseline")
+        p = saved
     if is_file(p) and p.suffix.lower() == ".json":
-        side = side_of_audit_json(p, label)
+        try:
+            doc = read_json(p, max_bytes=MAX_JSON_BYTES)
+        except FileError as exc:
+            raise LoadError(str(exc)) from None
+        if is_baseline(doc):
+            side = side_of_baseline(doc, shown_name(p), label)
+        else:
+            side = side_of_audit_json(doc, shown_name(p), label)
     else:
         side = side_of_run(load_run(p), label, keep_lagged=keep_lagged)
-    side.run = shown_name(p)
+    side.run = shown_name(path)
     return side
 
 
@@ -116,12 +132,8 @@ def side_of_run(calls: list[RunCall], label: str, *, keep_lagged: bool = False) 
 # ---- audit --json ----------------------------------------------------------------------
 
 
-def side_of_audit_json(path: Path, label: str) -> Side:
-    where = shown_name(path)
-    try:
-        doc = read_json(path, max_bytes=MAX_JSON_BYTES)
-    except FileError as exc:
-        raise LoadError(str(exc)) from None
+def side_of_audit_json(doc: Any, where: str, label: str) -> Side:
+    """A side from a parsed ``cutin audit --json`` document (``where`` names the file)."""
     if not isinstance(doc, dict) or "turn_taking" not in doc:
         raise LoadError(f"{where}: not the output of `cutin audit --json` (no turn_taking)")
     rows = doc.get("agent_under_test")

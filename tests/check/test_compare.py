@@ -318,3 +318,48 @@ def test_bad_input_is_one_line_and_exit_2(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "--fail-on" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_saved_baseline_compares_as_its_run_folder(
+    later_runs: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base, new = later_runs
+    monkeypatch.setenv("CUTIN_BASELINES_DIR", str(tmp_path / "baselines"))
+    capsys.readouterr()
+    assert main(["compare", "--save-baseline", "v1.4", str(base)]) == 0
+    assert "4 calls" in capsys.readouterr().out
+    saved = tmp_path / "baselines" / "v1.4.json"
+    assert json.loads(saved.read_text(encoding="utf-8"))["schema"] == "cutin.baseline/1"
+    assert str(tmp_path) not in saved.read_text(encoding="utf-8")  # no path of the machine
+    _, by_name, _ = compare(capsys, "v1.4", new)
+    _, by_file, _ = compare(capsys, saved, new)
+    _, by_folder, _ = compare(capsys, base, new)
+    assert by_name["paired"] and by_name["rows"] == by_folder["rows"] == by_file["rows"]
+    assert rows(by_name)["yield_latency_p95"]["verdict"] == "regressed"  # events kept
+    # A baseline at a path of its own, and the same run against it: no change.
+    own = tmp_path / "kept" / "base.json"
+    capsys.readouterr()
+    assert main(["compare", "--save-baseline", str(own), str(base)]) == 0
+    code, same, _ = compare(capsys, own, base)
+    assert code == 0 and same["counts"]["regressed"] == 0
+    # Bad names, bad uses, and saved files that are not what they say.
+    assert "baseline is named" in bad(capsys, "--save-baseline", "../up", base)
+    assert "takes one run" in bad(capsys, "--save-baseline", "x", base, new)
+    assert "nor a saved baseline" in bad(capsys, "v9", new)
+    doc = json.loads(saved.read_text(encoding="utf-8"))
+    call = doc["calls"][0]
+    for broken in (
+        {**doc, "calls": []},
+        {**doc, "calls": [{**call, "yields": 99}]},
+        {**doc, "calls": [{**call, "yield_latencies": [0.2, -1]}]},
+        {**doc, "calls": [{**call, "speech_s": "\x1b[2J"}]},
+        {**doc, "calls": [{**call, "selectivity": {"vocal_tic": [1, 5]}}]},
+        {**doc, "dials": [3]},
+    ):
+        path = tmp_path / "broken.json"
+        path.write_text(json.dumps(broken), encoding="utf-8")
+        err = bad(capsys, path, new)
+        assert err.startswith("cutin: base: ") and "broken.json: " in err, err
