@@ -31,3 +31,33 @@ def test_replay_has_no_loose_modules_beyond_its_core() -> None:
     loading is one too (replay/load/, issue 31)."""
     loose = sorted(p.name for p in REPLAY.glob("*.py"))
     assert loose == ["__init__.py", "errors.py", "model.py", "plural.py"]
+
+
+RENDERERS = ("replay.audit.render", "replay.audit.cells", "replay.report.")
+"""The audit's renderers (render, render_notes, render_agent), its cells, and the reports."""
+
+
+def private_imports_of_renderers(source: str) -> list[str]:
+    """``module._name`` for each private name ``source`` imports from a renderer."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(RENDERERS):
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_no_module_imports_a_renderers_private_helpers() -> None:
+    """Issue 31: a renderer's helpers a second module needs are public, in
+    replay/audit/cells.py; no module of the program reaches into a renderer's ``_private``
+    names (a test may, to test them)."""
+    assert private_imports_of_renderers("from replay.audit.render import _table, ok") == [
+        "replay.audit.render._table"
+    ]
+    root = REPLAY.parent
+    found = [
+        f"{path.relative_to(root)}: {name}"
+        for top in ("replay", "cutin_tui", "bench")
+        for path in sorted((root / top).rglob("*.py"))
+        for name in private_imports_of_renderers(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
