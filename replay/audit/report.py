@@ -52,7 +52,7 @@ from replay.audit.dial_tests import (
     trend_rows,
 )
 from replay.audit.groups import Row, group, interval
-from replay.audit.sessions import SOURCES, Behaviour, Conversation
+from replay.audit.sessions import SOURCES, Behaviour, Conversation, untranscribed_note
 from replay.audit.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -335,6 +335,9 @@ def build_report(
                 by_source_rows(g.condition, g.conversations, resamples=resamples, seed=seed)
             )
     report.notes.extend(pooled_agents(groups))
+    untranscribed = untranscribed_note(conversations)
+    if untranscribed is not None:
+        report.notes.append(untranscribed)
     for g in groups:
         report.turn_taking.extend(turn_taking_rows(g.condition, g.conversations))
     report.tests.extend(trend_rows(groups, by))

@@ -46,7 +46,11 @@ Three sources, each read without I/O here (the caller loads files):
   interruption; a ``scenario`` turn of a batch run with ``--user llm`` is the LLM
   caller's, as older simulated calls logged it), so disfluency can be read per source;
 * *the agent's rhythm*: its words and seconds of speech, for the likely cause of a
-  moved negative control.
+  moved negative control;
+* a call run with ``--transcribe off`` (``speech.transcribe`` in its header) logged no
+  agent words: its word-based counts (the negative control's and the opening control's
+  seconds of speech, the agent's words) are None, and the report says why
+  (:func:`untranscribed_note`).
 
 **τ2 trials**: :func:`replay.audit.tau2.from_trial`.
 
@@ -158,6 +162,11 @@ class Conversation:
     """The words of the agent's replies as written (before any cut), and how many
     turns that counts: what it meant to say, which no dial moves."""
     planned_turns: int = 0
+
+    @property
+    def transcribed(self) -> bool:
+        """False for a call run with ``--transcribe off`` (no agent words in its log)."""
+        return bool(lookup(self.header, "speech.transcribe") != "off")
 
     @property
     def mixed(self) -> bool:
@@ -359,6 +368,9 @@ def _pre_action(conv: Conversation, log: CallLog) -> None:
         total += sum(said.values())
     conv.agent_words = words
     conv.agent_speech_s = round(total, 6)
+    if not conv.transcribed:
+        conv.pre_action_pauses = conv.pre_action_speech_s = None
+        conv.agent_words = conv.agent_speech_s = None
     planned = [
         t.end.text if t.end is not None else next((s.text for s in t.starts if s.text), None)
         for t in log.agent.values()
@@ -367,6 +379,22 @@ def _pre_action(conv: Conversation, log: CallLog) -> None:
     conv.planned_words = sum(known) if known else None
     conv.planned_turns = len(known)
     _opening(conv, log)
+    if not conv.transcribed:
+        conv.opening_pauses = conv.opening_speech_s = None
+
+
+def untranscribed_note(convs: Sequence[Conversation]) -> str | None:
+    """One line for the calls that logged no agent words (``--transcribe off``)."""
+    off = [c for c in convs if c.kind == "cutin" and not c.transcribed]
+    if not off:
+        return None
+    many = len(off) != 1
+    return (
+        f"{len(off)} call{'s' if many else ''} ran with --transcribe off (no agent words "
+        f"logged): left out of the word-based measures (the negative and opening controls' "
+        "pauses per minute of agent speech, the agent's words); yields, latencies and "
+        "counts keep them"
+    )
 
 
 OPENING_WORDS = 6
@@ -414,4 +442,5 @@ __all__ = [
     "from_session",
     "lookup",
     "pair_key",
+    "untranscribed_note",
 ]
