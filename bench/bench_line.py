@@ -92,8 +92,8 @@ def _ulaw_peak(payload: bytes) -> float:
 def _call(url: str, tmp: Path, seed: int) -> tuple[list[Any], Any, float, float]:
     from controls.tendencies import Tendencies
     from sessions.call.config import CallConfig
-    from sessions.call.line_setup import RemoteSpec, build_line_call
-    from sessions.call.users import ScriptedUser
+    from sessions.call.setup.line_call import RemoteSpec, build_line_call
+    from sessions.callers.users import ScriptedUser
     from sessions.scenarios import load_scenario
 
     scenario = load_scenario("retail-order-change")

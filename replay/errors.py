@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessions.safe_files import FileError
+from sessions.hostile.safe_files import FileError
 
 
 class LoadError(FileError):

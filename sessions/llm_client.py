@@ -10,7 +10,7 @@ its first chunk: once text has been spoken it cannot be taken back.
 
 The endpoint may carry user info and a query (``http://u:pw@host/v1?api_key=K``): the
 query is sent with every request (``default_query``), as gateways expect. Error
-messages name the endpoint only as :func:`sessions.redact.redact_url` gives it, and
+messages name the endpoint only as :func:`sessions.hostile.redact.redact_url` gives it, and
 are scrubbed of the API key, the user info and the query values.
 """
 
@@ -25,7 +25,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from sessions.redact import Redactor, redact_url
+from sessions.hostile.redact import Redactor, redact_url
 
 if TYPE_CHECKING:
     from openai import OpenAI

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cutin_tui.cli import CliError
-from sessions.safe_files import terminal_line
+from sessions.hostile.safe_files import terminal_line
 
 if TYPE_CHECKING:
     from replay.model import Batch

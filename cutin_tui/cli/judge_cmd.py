@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from cutin_tui.cli import CliError
 from cutin_tui.cli.inputs import load_inputs, print_warnings
 from cutin_tui.cli.llm_options import llm_config
-from sessions.safe_files import shown_name, terminal_line
+from sessions.hostile.safe_files import shown_name, terminal_line
 
 if TYPE_CHECKING:
     from replay.model import JudgeVerdict, Trial

@@ -9,7 +9,7 @@ from pathlib import Path
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import positive_int
 from cutin_tui.cli.inputs import load_inputs, print_warnings
-from sessions.safe_files import shown_name, terminal_line
+from sessions.hostile.safe_files import shown_name, terminal_line
 
 DESCRIPTION = (
     "Work with user response positions, the frozen evaluation set of `cutin prompt-audit`. "

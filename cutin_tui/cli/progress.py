@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from sessions.inert_text import terminal_line
+from sessions.hostile.inert_text import terminal_line
 
 if TYPE_CHECKING:
     from sessions.batch.board import BatchBoard, CallProgress

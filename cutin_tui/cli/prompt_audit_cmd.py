@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from cutin_tui.cli import CliError
 from cutin_tui.cli.args import positive_int, tendency_list
 from cutin_tui.cli.llm_options import llm_config
-from sessions.safe_files import terminal_line
+from sessions.hostile.safe_files import terminal_line
 
 if TYPE_CHECKING:
     from rich.progress import Progress

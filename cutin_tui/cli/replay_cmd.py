@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     # are handed to the screen; the rest load there, a failure named under the list.
     preloaded, problems = preflight(paths)
     if problems and not any(not isinstance(r, str) and r.trials for r in preloaded):
-        from sessions.safe_files import terminal_line
+        from sessions.hostile.safe_files import terminal_line
 
         for problem in problems:  # one line per path (a newline in a name shows as ␤)
             print(f"cutin: {terminal_line(problem)}", file=sys.stderr)

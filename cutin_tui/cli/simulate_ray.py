@@ -49,7 +49,7 @@ def check_ray(args: argparse.Namespace) -> None:
 
 
 def _note(line: str) -> None:
-    from sessions.inert_text import terminal_line
+    from sessions.hostile.inert_text import terminal_line
 
     print(f"cutin simulate: {terminal_line(line)}", file=sys.stderr, flush=True)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sessions.hostile.safe_files import terminal_line
 from sessions.log.models import AgentYield, LineEvent
-from sessions.safe_files import terminal_line
 
 _ENCODINGS = {"audio/x-mulaw": "μ-law", "mulaw": "μ-law", "pcm16": "PCM16", "audio/pcm": "PCM16"}
 

@@ -15,7 +15,7 @@ from replay.audit.sessions import Conversation, from_session
 from replay.audit.tau2 import from_trial
 from replay.audit.texts import split_conversations
 from replay.errors import LoadError
-from sessions.safe_files import (
+from sessions.hostile.safe_files import (
     FileError,
     clean_strings,
     exists,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sessions.safe_files import FileError, parse_toml, shown_name
+from sessions.hostile.safe_files import FileError, parse_toml, shown_name
 from sessions.scenarios.expect import Expectations, ExpectError, Threshold, parse_expect
 
 

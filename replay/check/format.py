@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from replay.check.evaluate import CheckRow
-from sessions.inert_text import terminal_line
+from sessions.hostile.inert_text import terminal_line
 
 
 def number(value: float | None, unit: str = "") -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from replay.errors import LoadError
-from sessions.safe_files import exists, is_dir, is_file, shown_name
+from sessions.hostile.safe_files import exists, is_dir, is_file, shown_name
 
 if TYPE_CHECKING:
     from replay.audit.agent_measures import AgentCall

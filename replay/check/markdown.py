@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from replay.check.evaluate import NOT_ENOUGH, PASS, CheckResult
 from replay.check.format import HEADERS, cells
-from sessions.inert_text import terminal_line
+from sessions.hostile.inert_text import terminal_line
 
 _MARK = {PASS: "✅ PASS", NOT_ENOUGH: "⚠️ NOT ENOUGH DATA"}
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from replay.gallery.runner import GalleryRun, make_loop
-from sessions.call import SimulatedCall
+from sessions.call.setup.simulated_call import SimulatedCall
 from sessions.log.models import Event
 
 

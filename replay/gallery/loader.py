@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from replay.gallery.model import GalleryEntry, GalleryError, scenario_defaults
-from sessions.safe_files import FileError, exists, is_dir, parse_toml, read_text, shown_name
+from sessions.hostile.safe_files import FileError, exists, is_dir, parse_toml, read_text, shown_name
 from sessions.scenarios import Scenario, ScenarioError, load_scenario
 
 _DATA = "replay.gallery.data"

@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from controls.tendencies import Tendencies
 from replay.gallery.model import ActionSpec, GalleryEntry, GalleryError
 from replay.gallery.timeline import CallerWords, Timeline, TimelineBuilder, build_timeline
-from sessions.call import BackchannelNow, CallConfig, Command, InterruptNow, SimulatedCall
+from sessions.call.commands import BackchannelNow, Command, InterruptNow
+from sessions.call.config import CallConfig
 from sessions.call.far_ends.simulated import SimulatedFarEnd
+from sessions.call.setup.simulated_call import SimulatedCall
 from sessions.log.models import AgentWords, Event, UserTurn, WordTiming
 from sessions.plan import CallPlan
 from sessions.plan.build import build_call, call_config
 from sessions.scenarios import Scenario, load_scenario
-from sessions.speech_clock import plan
+from sessions.speech.speech_clock import plan
 
 DEFAULT_BACKCHANNEL_TOKEN = "mm-hmm"
 CALLER_SEED_STRIDE = 7919

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from replay.errors import LoadError
 from replay.prompted.positions import SCHEMA, Position
-from sessions.safe_files import FileError, iter_lines, parse_json, read_text
+from sessions.hostile.safe_files import FileError, iter_lines, parse_json, read_text
 
 
 class _Line(BaseModel):

@@ -5,7 +5,7 @@ Conditions are :data:`prompts.disfluency.CONDITIONS` (the uninstructed baseline,
 method paper's prompt at three strengths, tau-Voice's directives as published and
 ablated): each appends its directive to the position's system prompt and asks the
 model for the reply, with the position's history as the simulator saw it
-(:func:`sessions.simulator.simulator_view`). Injection rows need no model: they
+(:func:`sessions.callers.simulator.simulator_view`). Injection rows need no model: they
 apply :func:`controls.inject_disfluency` at each α to the *recorded* replies.
 
 Pairing: a position that fails under any condition (an error after retries, or an
@@ -27,8 +27,8 @@ from prompts.disfluency import CONDITIONS, directive
 from replay.prompted.positions import Position, by_conversation
 from replay.prompted.reply_cache import ReplyCache, request_key
 from sessions.agents.base import Message
+from sessions.callers.simulator import simulator_view
 from sessions.llm_client import ChatMessage, LLMClient, LLMError
-from sessions.simulator import simulator_view
 
 
 @dataclass(frozen=True, slots=True)

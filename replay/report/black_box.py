@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from replay.model import InlineEvent, Turn
+from sessions.hostile.redact import public_url
 from sessions.log.models import AgentYield
 from sessions.plan import BLACK_BOX_KINDS
-from sessions.redact import public_url
 
 STOP = "■stop"
 TALKED_ON = "▶talked-on"

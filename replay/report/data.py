@@ -12,7 +12,7 @@ from replay.audit.agent_measures import measures_of_trial
 from replay.model import JudgeVerdict, Trial, Turn
 from replay.report.confidence import mean_confidence, unsure_indices
 from replay.tau2.tau_voice_metrics import metrics_for_timelines
-from sessions.safe_files import inert_json, terminal_line
+from sessions.hostile.safe_files import inert_json, terminal_line
 
 REPORT_SCHEMA = "cutin.report/1"
 

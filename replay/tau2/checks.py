@@ -14,7 +14,7 @@
   :class:`~replay.errors.LoadError`.
 
 Only the fields the importer uses are typed; everything else passes untouched
-(texts were already cleaned, and numbers bounded, by :mod:`sessions.safe_files`).
+(texts were already cleaned, and numbers bounded, by :mod:`sessions.hostile.safe_files`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from replay.errors import LoadError
-from sessions.safe_files import json_path
+from sessions.hostile.safe_files import json_path
 
 MAX_SECONDS = 1e7
 """Longest duration or offset accepted (about 115 days)."""

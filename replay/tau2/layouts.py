@@ -11,8 +11,8 @@ from replay.model import Trial
 from replay.tau2.checks import check_results, check_simulation
 from replay.tau2.simulation import trial_from_simulation
 from replay.tau2.version import RESULTS_FIELDS, WRAPPER_FIELDS, unknown_keys, unknown_warning
-from sessions.safe_files import FileError
-from sessions.safe_files import read_json as _safe_read_json
+from sessions.hostile.safe_files import FileError
+from sessions.hostile.safe_files import read_json as _safe_read_json
 
 SIMULATIONS_DIR = "simulations"
 RESULTS_FILE = "results.json"
@@ -43,7 +43,7 @@ def is_wrapped_simulation(data: Any) -> bool:
 
 
 def read_json(path: Path) -> Any:
-    """A JSON file through :mod:`sessions.safe_files` (regular file, UTF-8, limits)."""
+    """A JSON file through :mod:`sessions.hostile.safe_files` (regular file, UTF-8, limits)."""
     try:
         return _safe_read_json(path)
     except FileError as exc:

@@ -21,9 +21,7 @@ from pydantic import ValidationError
 from replay.cutin_log.session_import import log_verdict, verdict_from_log
 from replay.errors import LoadError
 from replay.model import Trial
-from sessions.log.models import Verdict as LogVerdict
-from sessions.log.writer import append_events
-from sessions.safe_files import (
+from sessions.hostile.safe_files import (
     FileError,
     JsonSyntaxError,
     binary_kind,
@@ -32,6 +30,8 @@ from sessions.safe_files import (
     read_bytes,
     read_head,
 )
+from sessions.log.models import Verdict as LogVerdict
+from sessions.log.writer import append_events
 
 SIDECAR_SCHEMA = "cutin.verdicts/1"
 SIDECAR_SUFFIX = ".cutin-verdicts.jsonl"

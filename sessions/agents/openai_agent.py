@@ -61,7 +61,7 @@ class OpenAIAgent:
             system_prompt = system_prompt or scenario_agent.system_prompt
             name = scenario_agent.name
         if agent_prompt_file is not None:
-            from sessions.safe_files import FileError, read_text
+            from sessions.hostile.safe_files import FileError, read_text
 
             try:
                 system_prompt = read_text(agent_prompt_file).strip()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from sessions.agents.base import Message, ReplyStream
 from sessions.scenarios.model import Scenario
-from sessions.speech_clock import draw_quantile
+from sessions.speech.speech_clock import draw_quantile
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _REOFFER = "Sorry, to finish what I was saying:"

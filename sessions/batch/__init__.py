@@ -7,9 +7,10 @@
   already holds), and the header check that keeps two batches out of one folder.
 - ``call``: one call built from its plan, run or driven by another clock, and filed.
 - ``board``: what is running, for a progress display.
-- ``executors`` / ``pump``: serial, process pool, Ray, and the real-time pump (with
-  this machine's capacity for line calls and the agents lent one call at a time).
-- ``run``: :func:`run_batch`, the one entry, which picks the executor.
+- ``pump``: the real-time pump (with this machine's capacity for line calls and the
+  agents lent one call at a time).
+- ``runner``: :func:`~sessions.batch.runner.run.run_batch`, the one entry, which picks
+  the executor (serial, process pool, Ray, the pump).
 - ``cluster``: the Ray driver and its workers (the only package that imports ``ray``,
   inside its functions).
 

@@ -43,8 +43,8 @@ from sessions.agents.scripted import after_cut, with_extra
 from sessions.call.config import CallConfig
 from sessions.log.models import RuleCalibration, TendencyValues
 from sessions.scenarios.model import Scenario
+from sessions.speech.speech_clock import SpeakingStyle, SpeechTrack, draw_quantile
 from sessions.speech.words import TimedWord
-from sessions.speech_clock import SpeakingStyle, SpeechTrack, draw_quantile
 
 SAMPLE_PASSES = 10
 """Times the script is spoken for a sample (7 turns × 10: steps of 1/70 per turn)."""

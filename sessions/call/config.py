@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from controls.disfluency import DEFAULT_PROFILE, DisfluencyProfile
 from controls.tendencies import DEFAULT_TENDENCIES, Tendencies
 from sessions.scenarios.model import Scenario
-from sessions.speech_clock import SpeakingStyle
+from sessions.speech.speech_clock import SpeakingStyle
 
 BACKCHANNEL_TOKENS: tuple[str, ...] = ("mm-hmm", "yeah", "right", "uh-huh", "okay")
 

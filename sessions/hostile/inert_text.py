@@ -4,7 +4,7 @@ Everything cutin shows or writes that came from outside (a file's text or name, 
 agent's message, an id) passes through here: control characters other than newline
 and tab become their visible Control Pictures (ESC → ␛), C1 controls and lone
 surrogates become U+FFFD, and JSON output escapes DEL and C1 as ``\\uXXXX``. The
-file reader (:mod:`sessions.safe_files`) applies it on load.
+file reader (:mod:`sessions.hostile.safe_files`) applies it on load.
 """
 
 from __future__ import annotations

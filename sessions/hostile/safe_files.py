@@ -15,7 +15,7 @@ NaN further on:
 * **JSON with limits**: nesting depth (:data:`MAX_DEPTH`), integer literals of at
   most :data:`MAX_INT_DIGITS` digits, no ``NaN``/``Infinity`` and no number that
   overflows to infinity;
-* **clean text** (:mod:`sessions.inert_text`): a lone UTF-16 surrogate becomes
+* **clean text** (:mod:`sessions.hostile.inert_text`): a lone UTF-16 surrogate becomes
   U+FFFD, and control characters other than newline and tab become their visible
   Control Pictures (ESC → ␛), so no escape sequence from a file ever reaches a
   terminal, a report or a screen.
@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sessions.inert_text import (  # re-exported: readers and printers import them from here
+from sessions.hostile.inert_text import (  # re-exported: readers and printers import them from here
     clean_strings,
     clean_text,
     fix_surrogates,

@@ -13,8 +13,8 @@ speech-to-speech client), barges in, and measures what the agent does. Modules:
 - ``realtime``: OpenAI Realtime through the ``openai`` package (cutin is the client
   app); ``realtime_items``: its barge-in bookkeeping.
 - ``sip``: a real SIP call (``sip:USER@HOST``) through PJSIP in a worker process
-  (``sip_worker``, ``sip_stack``, ``sip_wire``); ``sip_uri`` parses the address and
-  the optional account, ``sip_words`` says why a call failed.
+  (the ``sip`` package: ``worker``, ``stack``, ``wire``; ``uri`` parses the address
+  and the optional account, ``words`` says why a call failed).
 - ``registry``: one entry per transport (``--agent`` form, status label, key, builder);
   ``factory``: ``--agent twilio:ws://...`` / ``realtime`` → a :class:`Line`.
 

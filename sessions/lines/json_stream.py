@@ -35,10 +35,10 @@ import json
 import uuid
 from typing import Any, Protocol
 
+from sessions.hostile.redact import redact_url
 from sessions.lines.base import Audio, LineLimits, NoticeKind, PlayoutBuffer
 from sessions.lines.socket_line import SocketLine
 from sessions.lines.wire_audio import PlayedMarks
-from sessions.redact import redact_url
 
 __all__ = ["JsonStreamLine", "WireIn", "b64", "new_sid", "wire_number"]
 

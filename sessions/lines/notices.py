@@ -1,7 +1,7 @@
 """What a line says, the same way for every transport: its notices and its failures.
 
 :class:`NoticeBoard` is a line's notice queue (thread-safe). Every detail on it is one
-line, bounded, free of secrets (the line's :class:`~sessions.redact.Redactor`) and of
+line, bounded, free of secrets (the line's :class:`~sessions.hostile.redact.Redactor`) and of
 anything a terminal acts on; every string in its data too (cut to :data:`MAX_TEXT`,
 the data bounded in entries and depth). Nothing an agent sends can grow the log without
 bound: ERROR notices of one kind are shown :data:`ERRORS_PER_KIND` times, then only
@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from sessions.inert_text import clean_text, terminal_line
+from sessions.hostile.inert_text import clean_text, terminal_line
+from sessions.hostile.redact import Redactor
 from sessions.lines.base import LineError, LineNotice, NoticeKind
-from sessions.redact import Redactor
 
 ERRORS_PER_KIND = 3
 """How many ERROR notices of one kind are shown before the rest are only counted."""

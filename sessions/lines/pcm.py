@@ -31,10 +31,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from sessions.hostile.redact import redact_url
 from sessions.lines.base import LineError, LineLimits, NoticeKind, PlayoutBuffer
 from sessions.lines.socket_line import SocketLine
 from sessions.lines.wire_audio import Pcm16In, WireFrames, frame_bytes
-from sessions.redact import redact_url
 
 if TYPE_CHECKING:
     from sessions.lines.base import Line

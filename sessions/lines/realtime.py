@@ -29,7 +29,7 @@ The threads, states, notices, limits and failure wording are
 The API key comes from ``api_key`` or ``OPENAI_API_KEY``. Neither it nor the user
 info (nor its Basic-auth base64), query values or path parameters of ``base_url``
 appear in any notice, message or :attr:`RealtimeLine.target` (see
-:mod:`sessions.redact`).
+:mod:`sessions.hostile.redact`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from sessions.hostile.redact import Redactor, public_url
 from sessions.lines.base import (
     LINE_RATE,
     Audio,
@@ -61,7 +62,6 @@ from sessions.lines.realtime_items import (
 )
 from sessions.lines.socket_line import SocketLine
 from sessions.llm_client import PLACEHOLDER_KEY, split_query
-from sessions.redact import Redactor, public_url
 from sessions.speech.wav import float_to_pcm16
 
 if TYPE_CHECKING:

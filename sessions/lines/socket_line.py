@@ -41,6 +41,7 @@ from typing import Any, NoReturn, cast
 
 from websockets.exceptions import ConnectionClosed
 
+from sessions.hostile.redact import Redactor
 from sessions.lines.base import (
     LINE_RATE,
     Audio,
@@ -63,7 +64,6 @@ from sessions.lines.notices import (
     why,
 )
 from sessions.lines.wire_audio import WireFrames
-from sessions.redact import Redactor
 
 _STOP = object()
 """Ends the writer thread."""

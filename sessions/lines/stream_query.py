@@ -47,8 +47,8 @@ def query_choice(url: str, param: str, choices: tuple[str, ...]) -> str:
 
 def format_params_removed(url: str, *names: str) -> str:
     """``url`` without its ``names`` query items: a format choice such as ``codec=PCMU``
-    checked against a fixed list is no secret. :func:`sessions.redact.url_secrets`
-    already leaves out the values of :data:`sessions.redact.FORMAT_PARAMS`; this also
+    checked against a fixed list is no secret. :func:`sessions.hostile.redact.url_secrets`
+    already leaves out the values of :data:`sessions.hostile.redact.FORMAT_PARAMS`; this also
     covers a format parameter of another name."""
     try:
         parts = urlsplit(url)

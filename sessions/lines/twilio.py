@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sessions.hostile.redact import redact_url
 from sessions.lines.base import LineLimits, NoticeKind, PlayoutBuffer
 from sessions.lines.codec import decode_ulaw, encode_ulaw
 from sessions.lines.json_stream import JsonStreamLine, b64, new_sid
 from sessions.lines.wire_audio import G711In, WireFrames, looks_like_pcm16
-from sessions.redact import redact_url
 
 if TYPE_CHECKING:
     from sessions.lines.base import Line

@@ -12,18 +12,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sessions.log.models import (
-    KNOWN_TYPES,
-    SCHEMA_NAME,
-    SCHEMA_VERSION,
-    Event,
-    Header,
-    ShortPause,
-    TurnEnd,
-    UnknownEvent,
-    parse_event,
-)
-from sessions.safe_files import (
+from sessions.hostile.safe_files import (
     MAX_BYTES,
     FileError,
     JsonSyntaxError,
@@ -37,6 +26,17 @@ from sessions.safe_files import (
     open_regular,
     parse_json,
     shown_name,
+)
+from sessions.log.models import (
+    KNOWN_TYPES,
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    Event,
+    Header,
+    ShortPause,
+    TurnEnd,
+    UnknownEvent,
+    parse_event,
 )
 
 E = TypeVar("E")
@@ -220,8 +220,8 @@ def _log_lines(path: Path, max_lines: int | None) -> Iterator[Any]:
     :data:`MAX_LINE_BYTES`, its length, whether it is the last, whether it is torn:
     the file's last bytes with no newline after them; for a first line too long, its
     first bytes instead, for :func:`_refuse_long_head`). The file is checked as
-    :func:`~sessions.safe_files.read_bytes` checks it (a regular file, opened without
-    blocking, at most :data:`~sessions.safe_files.MAX_BYTES`) before the first line."""
+    :func:`~sessions.hostile.safe_files.read_bytes` checks it (a regular file, opened without
+    blocking, at most :data:`~sessions.hostile.safe_files.MAX_BYTES`) before the first line."""
     fh = open_regular(path)
     return _lookahead(_split(fh, path, max_lines))
 

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from sessions.safe_files import FileError
+from sessions.hostile.safe_files import FileError
 
 if TYPE_CHECKING:
     from sessions.scenarios.expect import Expectations

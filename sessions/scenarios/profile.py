@@ -24,9 +24,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sessions.safe_files import FileError, exists, parse_toml, read_text, shown_name
+from sessions.hostile.safe_files import FileError, exists, parse_toml, read_text, shown_name
 from sessions.scenarios.model import MAX_FILE_BYTES, MAX_NAME, LongText, ScenarioError
-from sessions.speech_clock import SpeakingStyle
+from sessions.speech.speech_clock import SpeakingStyle
 
 _PROFILES = "profiles"
 MAX_TABLE = 1_000

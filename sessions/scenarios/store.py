@@ -7,7 +7,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sessions.safe_files import FileError, clean_text, exists, parse_toml, read_text, shown_name
+from sessions.hostile.safe_files import (
+    FileError,
+    clean_text,
+    exists,
+    parse_toml,
+    read_text,
+    shown_name,
+)
 from sessions.scenarios.model import MAX_FILE_BYTES, STEP_TAGS, Scenario, ScenarioError
 
 _DATA = "sessions.scenarios.data"

@@ -15,6 +15,8 @@ inside the functions that need it:
 - ``audio``: sounddevice Player / Recorder; ``devices``: import guard, listing, selection.
 - ``live``: pause detection on the stream the player actually plays.
 - ``words``: timed words and the spoken/unspoken split at a cut.
+- ``speech_clock``: how long speech takes (speaking styles, rates, word times) without audio.
+- ``hesitation``: how the human style's hesitations sound (silences and filled pauses).
 
 A voice call wires them like this: agent text → TTS → ``Player.play``; the player's
 tap → ``PlaybackPauses`` → pause events → ``controls.decide`` → ``Player.mix(token)``

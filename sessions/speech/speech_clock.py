@@ -13,7 +13,7 @@ A style may instead carry quantile tables (an agent profile,
 
 A style with ``hesitations`` (the caller in the human disfluency style) times a
 broken-off word ("the—") and a pause token with the silence a person leaves before a
-repair, and a filler as a filled pause and its silence (:mod:`sessions.hesitation`).
+repair, and a filler as a filled pause and its silence (:mod:`sessions.speech.hesitation`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
-from sessions.hesitation import (
+from sessions.speech.hesitation import (
     BREAK_OFF_S,
     FILLED_PAUSE_S,
     FILLER_SILENCE_S,

@@ -12,7 +12,7 @@ estimated word timings).
 
 The caller's turns in the human disfluency style go through :func:`speak_caller`, which
 gives break-offs, pause tokens and fillers human-length silences and filled pauses
-(:mod:`sessions.hesitation`).
+(:mod:`sessions.speech.hesitation`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from sessions.hesitation import FILLER_RATE_PERCENT, hesitant_pieces
 from sessions.speech import SAMPLE_RATE
+from sessions.speech.hesitation import FILLER_RATE_PERCENT, hesitant_pieces
 from sessions.speech.timing import Pause, Piece, estimate_word_timings
 from sessions.speech.wav import WavError, decode_wav, pcm16_to_float, resample
 from sessions.speech.words import TimedWord
@@ -235,7 +235,7 @@ class OpenAiTts:
                 **kwargs,
             )
         except openai.OpenAIError as exc:
-            from sessions.redact import scrub
+            from sessions.hostile.redact import scrub
 
             # The client's message may echo the URL (user info, ?key=) or the key.
             message = scrub(f"OpenAI TTS failed: {exc}", self.api_key, urls=[self.base_url])
@@ -252,7 +252,7 @@ class OpenAiTts:
 
 def hesitant_ssml(text: str) -> tuple[str, list[Piece]]:
     """SSML for espeak-ng saying ``text`` with human-length hesitations
-    (:mod:`sessions.hesitation`), and its pieces for word timing.
+    (:mod:`sessions.speech.hesitation`), and its pieces for word timing.
 
     A broken-off word ("the—") and a pause token become the word and a ``<break>``; a
     filler is said at a slower rate and followed by its silence. The text is escaped

@@ -19,8 +19,11 @@ import pytest
 from controls import Tendencies
 from cutin_tui.cli import main
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, ScriptedUser, SetTendencies, simulated_call
+from sessions.call.commands import SetTendencies
+from sessions.call.config import CallConfig
 from sessions.call.recorder import Recorder, make_header
+from sessions.call.setup.simulated_call import simulated_call
+from sessions.callers.users import ScriptedUser
 from sessions.log import read_session
 from sessions.log.models import (
     AgentInfo,

@@ -17,7 +17,7 @@ from sessions.log import read_session
 from sessions.log.models import AgentTurnEnd
 from sessions.scenarios import ScenarioError, load_scenario
 from sessions.scenarios.profile import agent_style, load_profile, parse_profile
-from sessions.speech_clock import SpeakingStyle, draw_quantile, plan
+from sessions.speech.speech_clock import SpeakingStyle, draw_quantile, plan
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_SCENARIOS = sorted((ROOT / "bench" / "scenarios").glob("*.toml"))

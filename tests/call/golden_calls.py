@@ -47,23 +47,22 @@ from controls.tendencies import Tendencies
 from prompts import tau_voice as tau_prompts
 from sessions.agents.base import Message
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import (
+from sessions.call.adapt import RuleAdapter
+from sessions.call.commands import (
     BackchannelNow,
-    CallConfig,
+    CallerSoundNow,
     Command,
     InterruptNow,
-    Recorder,
-    ScriptedUser,
     SetAutos,
     SetTendencies,
     SubmitText,
-    simulated_call,
 )
-from sessions.call.adapt import RuleAdapter
-from sessions.call.commands import CallerSoundNow
-from sessions.call.line_setup import RemoteSpec, build_line_call
+from sessions.call.config import CallConfig
 from sessions.call.policy import PolicyContext, PolicyDecision, RulesPolicy, TurnTakingPolicy
-from sessions.call.recorder import make_header
+from sessions.call.recorder import Recorder, make_header
+from sessions.call.setup.line_call import RemoteSpec, build_line_call
+from sessions.call.setup.simulated_call import simulated_call
+from sessions.callers.users import ScriptedUser
 from sessions.llm_client import LLMClient, LLMConfig
 from sessions.log.models import AgentInfo
 from sessions.policies import PolicyError

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from controls import Tendencies
 from sessions.agents.base import Message, ReplyStream
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, ScriptedUser, SimulatedCall, simulated_call
+from sessions.call.config import CallConfig
+from sessions.call.setup.simulated_call import SimulatedCall, simulated_call
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import Event
 from sessions.scenarios import Scenario, load_scenario
 

@@ -8,7 +8,8 @@ import pytest
 
 from controls import question_or_request
 from controls.turn_taking import backchannel_spacing_words
-from sessions.call import BackchannelNow, CallEngine, InterruptNow, SubmitText
+from sessions.call.commands import BackchannelNow, InterruptNow, SubmitText
+from sessions.call.engine.engine import CallEngine
 from sessions.call.far_ends.simulated import SimulatedFarEnd
 from sessions.log.models import (
     AgentTurnEnd,
@@ -236,7 +237,7 @@ def test_text_typed_during_agent_speech_is_said_after_the_interruption() -> None
 
 def test_dial_changes_mid_call_are_logged() -> None:
     from controls import Tendencies
-    from sessions.call import SetAutos, SetTendencies
+    from sessions.call.commands import SetAutos, SetTendencies
     from sessions.log.models import DialsChanged
 
     _, events, _ = run_call(

@@ -14,8 +14,11 @@ from pathlib import Path
 
 from controls.tendencies import Tendencies
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, Recorder, ScriptedUser, SimulatedCall, simulated_call
+from sessions.call.config import CallConfig
+from sessions.call.recorder import Recorder
+from sessions.call.setup.simulated_call import SimulatedCall, simulated_call
 from sessions.call.voice.audio_out import LeadClock
+from sessions.callers.users import ScriptedUser
 from sessions.clock import ClockZero, RealClock
 from sessions.log import read_session
 from sessions.log.models import AgentInfo

@@ -9,12 +9,15 @@ import pytest
 from controls import Tendencies
 from sessions.agents.base import Message, ReplyStream
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, Recorder, ScriptedUser, simulated_call
+from sessions.call.config import CallConfig
+from sessions.call.recorder import Recorder
+from sessions.call.setup.simulated_call import simulated_call
+from sessions.callers.users import ScriptedUser
 from sessions.log import read_session
 from sessions.log.models import AgentInfo, AgentTurnEnd, Backchannel, EndEvent, ErrorEvent
 from sessions.scenarios import ScenarioError, list_scenarios, load_scenario
 from sessions.scenarios.store import parse_scenario
-from sessions.speech_clock import SpeakingStyle, plan
+from sessions.speech.speech_clock import SpeakingStyle, plan
 
 from .helpers import run_call
 

@@ -993,7 +993,7 @@ POSITIONS = "(read positions)"
 def _read_positions(path: str) -> int:
     """Read a positions file as `cutin prompt-audit` does, with the CLI's error contract."""
     from replay.prompted.positions_io import read_positions
-    from sessions.safe_files import FileError, terminal_line
+    from sessions.hostile.safe_files import FileError, terminal_line
 
     try:
         print(f"{len(read_positions(Path(path)))} positions")

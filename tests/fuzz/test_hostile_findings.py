@@ -16,9 +16,9 @@ import pytest
 from cutin_tui.cli import main
 from replay.errors import LoadError
 from replay.load import load_path, recent_sessions
+from sessions.hostile.safe_files import inert_json, shown_name
 from sessions.log import EndEvent, LogError, read_session
 from sessions.log.models import parse_event
-from sessions.safe_files import inert_json, shown_name
 from sessions.scenarios import ScenarioError, load_scenario
 from sessions.scenarios.model import MAX_WORDS
 from sessions.scenarios.profile import load_profile, parse_profile

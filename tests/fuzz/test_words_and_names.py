@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from cutin_tui.cli import main
+from sessions.hostile.safe_files import FileError, binary_kind, read_text, shown_name, terminal_line
 from sessions.log import EndEvent
-from sessions.safe_files import FileError, binary_kind, read_text, shown_name, terminal_line
 from tests.support.logs import header, write_log
 
 

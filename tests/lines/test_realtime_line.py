@@ -695,11 +695,11 @@ def _remote_call(tmp_path: Path, server: RealtimeServer, seconds: float) -> Path
     """``cutin call --agent realtime --base-url ...`` at β = 1, in real time, hung up 3 s
     after the first yield to a barge-in (at most ``seconds`` long); the log."""
     from controls.tendencies import Tendencies
-    from sessions.call import CallEngine
     from sessions.call.config import CallConfig
-    from sessions.call.line_setup import RemoteSpec, build_line_call
+    from sessions.call.engine.engine import CallEngine
     from sessions.call.recorder import Recorder
-    from sessions.call.users import ScriptedUser
+    from sessions.call.setup.line_call import RemoteSpec, build_line_call
+    from sessions.callers.users import ScriptedUser
     from sessions.lines.realtime import RealtimeLine
     from sessions.scenarios import load_scenario
     from tests.support.bot_calls import hang_up_after, yield_after

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sessions.hostile.redact import redact_url
 from sessions.lines.base import LINE_RATE, Audio, LineLimits, NoticeKind
 from sessions.lines.registry import Transport
 from sessions.lines.socket_line import SocketLine
-from sessions.redact import redact_url
 from sessions.speech.wav import float_to_pcm16, pcm16_to_float
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import pytest
 
 from prompts import disfluency, user_sim
 from sessions.agents.base import Message
-from sessions.simulator import SimulatorError, UserSimulator
+from sessions.callers.simulator import SimulatorError, UserSimulator
 from tests.llm.helpers import client_for
 from tests.support.openai_server import Error, OpenAIServer, Reply
 

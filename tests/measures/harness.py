@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 
 from controls.tendencies import Tendencies
-from sessions.call import CallEngine
 from sessions.call.commands import Command
 from sessions.call.config import CallConfig
-from sessions.call.line_setup import RemoteSpec, build_line_call
+from sessions.call.engine.engine import CallEngine
 from sessions.call.recorder import Recorder
-from sessions.call.users import ScriptedUser
+from sessions.call.setup.line_call import RemoteSpec, build_line_call
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import Event
 from sessions.log.reader import read_session
 from sessions.scenarios import load_scenario

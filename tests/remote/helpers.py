@@ -11,9 +11,9 @@ import numpy as np
 from controls.tendencies import Tendencies
 from sessions.call.adapt import line_adapter
 from sessions.call.config import CallConfig
-from sessions.call.line_setup import LineCall, RemoteSpec, build_line_call
 from sessions.call.policy import TurnTakingPolicy
-from sessions.call.users import ScriptedUser
+from sessions.call.setup.line_call import LineCall, RemoteSpec, build_line_call
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import Event
 from sessions.scenarios import load_scenario
 from sessions.speech import SAMPLE_RATE

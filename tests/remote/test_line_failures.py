@@ -15,7 +15,7 @@ import pytest
 from controls.tendencies import Tendencies
 from sessions.call.config import CallConfig
 from sessions.call.line_parts import RemoteConfig
-from sessions.call.line_setup import RemoteSpec, build_line_call
+from sessions.call.setup.line_call import RemoteSpec, build_line_call
 from sessions.lines.base import LineError
 from sessions.log.models import Event
 from sessions.scenarios import load_scenario

@@ -15,7 +15,7 @@ import pytest
 
 from controls.tendencies import Tendencies
 from sessions.call.config import CallConfig
-from sessions.call.line_setup import RemoteSpec, build_line_call
+from sessions.call.setup.line_call import RemoteSpec, build_line_call
 from sessions.scenarios import load_scenario
 from tests.support.pulse import PulseServer
 from tests.support.sim_agent import SimAgent, SimAgentLine
@@ -59,7 +59,7 @@ def test_the_testers_microphone_barges_in_on_the_line(
     import threading
     import time
 
-    from sessions.call.line_setup import attach_microphone
+    from sessions.call.setup.line_call import attach_microphone
     from sessions.speech.tts import EspeakTts
     from sessions.speech.wav import write_wav
     from tests.voice_call.test_device_call import play_into

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.call import CallEngine
+from sessions.call.engine.engine import CallEngine
 from sessions.call.far_ends.line import LineFarEnd
 from sessions.llm_client import LLMConfig
 from sessions.log.models import Opportunity

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from controls.tendencies import Tendencies
-from sessions.call import CallEngine
 from sessions.call.config import CallConfig
-from sessions.call.line_setup import RemoteSpec, build_line_call
+from sessions.call.engine.engine import CallEngine
 from sessions.call.recorder import Recorder
-from sessions.call.users import ScriptedUser
+from sessions.call.setup.line_call import RemoteSpec, build_line_call
+from sessions.callers.users import ScriptedUser
 from sessions.lines.twilio import TwilioLine
 from sessions.log.models import Event, SpeechInfo
 from sessions.log.reader import read_session

@@ -69,10 +69,10 @@ def test_backchannels_find_false_yields(tmp_path: Path, react_s: float, false_yi
 def test_the_llm_user_simulator_speaks_on_the_line(tmp_path: Path, openai_server) -> None:  # type: ignore[no-untyped-def]
     from controls.tendencies import Tendencies
     from sessions.call.config import CallConfig
-    from sessions.call.line_setup import RemoteSpec, build_line_call
+    from sessions.call.setup.line_call import RemoteSpec, build_line_call
+    from sessions.callers.simulator import UserSimulator
     from sessions.llm_client import LLMClient, LLMConfig
     from sessions.scenarios import load_scenario
-    from sessions.simulator import UserSimulator
     from tests.support.openai_server import Reply
     from tests.support.sim_agent import SimAgentLine
 

@@ -176,7 +176,10 @@ def test_tick_trials_get_yield_and_backchannel_verdicts() -> None:
 def _recorded_call(tmp_path: Path, scenario_toml: str, **tendencies: float) -> Trial:
     from controls import Tendencies
     from sessions.agents.scripted import ScriptedAgent
-    from sessions.call import CallConfig, Recorder, ScriptedUser, simulated_call
+    from sessions.call.config import CallConfig
+    from sessions.call.recorder import Recorder
+    from sessions.call.setup.simulated_call import simulated_call
+    from sessions.callers.users import ScriptedUser
     from sessions.log.models import AgentInfo
     from sessions.scenarios.store import parse_scenario
 

@@ -15,8 +15,10 @@ import pytest
 from controls import Tendencies
 from sessions.agents.base import Message
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, ScriptedUser, simulated_call
-from sessions.lines import sip
+from sessions.call.config import CallConfig
+from sessions.call.setup.simulated_call import simulated_call
+from sessions.callers.users import ScriptedUser
+from sessions.lines.sip import line as sip
 from sessions.log.models import ErrorEvent, Event, UserTurn
 from sessions.plan import CallPlan
 from sessions.plan.build import build_call

@@ -15,12 +15,19 @@ from urllib.parse import parse_qsl, quote, quote_plus
 
 import pytest
 
-from sessions.call.line_setup import RemoteSpec
+from sessions.call.setup.line_call import RemoteSpec
+from sessions.hostile.redact import (
+    FORMAT_PARAMS,
+    MASK,
+    Redactor,
+    public_url,
+    redact_url,
+    url_secrets,
+)
 from sessions.lines.base import LineError, NoticeKind
 from sessions.lines.factory import open_line, parse_line_agent
 from sessions.lines.registry import Transport, transports
 from sessions.log.models import Header
-from sessions.redact import FORMAT_PARAMS, MASK, Redactor, public_url, redact_url, url_secrets
 from tests.lines.test_pcm_line import hold
 from tests.lines.wire_agent import Notices, WireAgent
 

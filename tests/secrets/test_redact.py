@@ -1,4 +1,4 @@
-"""sessions.redact: what of a URL or an error message may be shown or recorded."""
+"""sessions.hostile.redact: what of a URL or an error message may be shown or recorded."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sessions.hostile.redact import MASK, Redactor, public_url, redact_url, scrub, url_secrets
 from sessions.log.models import AgentInfo, Header
-from sessions.redact import MASK, Redactor, public_url, redact_url, scrub, url_secrets
 
 SECRET = "s3cr3t-Value"
 

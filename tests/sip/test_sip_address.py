@@ -9,8 +9,8 @@ import pytest
 
 from sessions.lines.base import LineError
 from sessions.lines.factory import is_line_agent, parse_line_agent
-from sessions.lines.sip import SipLine
-from sessions.lines.sip_uri import SipAccount, parse_sip, sip_account
+from sessions.lines.sip.line import SipLine
+from sessions.lines.sip.uri import SipAccount, parse_sip, sip_account
 from tests.sip.far_end import sip_far_end
 from tests.support.cli import run_cutin
 

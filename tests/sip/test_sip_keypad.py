@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from sessions.lines.base import LineState, NoticeKind
-from sessions.lines.sip import SipLine
-from sessions.lines.sip_uri import SipAccount
+from sessions.lines.sip.line import SipLine
+from sessions.lines.sip.uri import SipAccount
 from sessions.log import read_session
 from sessions.log.models import EndEvent, LineEvent, UserTurn
 from tests.sip.far_end import sip_far_end

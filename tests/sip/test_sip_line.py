@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from sessions.lines.base import LineError, LineState, NoticeKind
-from sessions.lines.sip import SipLine
-from sessions.lines.sip_uri import SipAccount
+from sessions.lines.sip.line import SipLine
+from sessions.lines.sip.uri import SipAccount
 from tests.sip.far_end import sip_far_end
 
 RATE = 16_000

@@ -13,17 +13,17 @@ from controls import inject_disfluency
 from controls.disfluency import HUMAN_PROFILE, InsertionKind
 from controls.disfluency_human import inject_human
 from controls.pauses import PauseEventKind
-from sessions.hesitation import (
+from sessions.speech.hesitation import (
     BREAK_OFF_S,
     FILLED_PAUSE_S,
     FILLER_SILENCE_S,
     filler_of,
     hesitant_pieces,
 )
+from sessions.speech.speech_clock import SpeakingStyle, plan
 from sessions.speech.timing import voiced_spans
 from sessions.speech.tts import EspeakTts, hesitant_ssml, speak_caller
 from sessions.speech.vad import SileroOnnxVad, detect_pauses
-from sessions.speech_clock import SpeakingStyle, plan
 from tests.speech.signals import inner_silences
 
 TOLERANCE_S = 0.060
@@ -157,7 +157,9 @@ def test_a_human_style_call_times_its_caller_hesitations() -> None:
     followed by the break-off silence; a paper-style call has no hesitations."""
     from controls import Tendencies
     from sessions.agents.scripted import ScriptedAgent
-    from sessions.call import CallConfig, ScriptedUser, simulated_call
+    from sessions.call.config import CallConfig
+    from sessions.call.setup.simulated_call import simulated_call
+    from sessions.callers.users import ScriptedUser
     from sessions.log.models import UserTurn
     from sessions.scenarios import load_scenario
 

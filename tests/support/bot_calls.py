@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from controls.tendencies import Tendencies
-from sessions.call import CallEngine
 from sessions.call.commands import EndCall
 from sessions.call.config import CallConfig
-from sessions.call.line_setup import RemoteSpec, build_line_call
+from sessions.call.engine.engine import CallEngine
 from sessions.call.recorder import Recorder
-from sessions.call.users import ScriptedUser
+from sessions.call.setup.line_call import RemoteSpec, build_line_call
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import AgentWords, AgentYield, Event, LineEvent
 from sessions.log.reader import read_session
 from sessions.scenarios import load_scenario

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np
 import pjsua2 as pj
 
-from sessions.lines import sip_stack
 from sessions.lines.codec import StreamResampler
+from sessions.lines.sip import stack as sip_stack
 
 TAG = "sip-agent: "
 ECHO_DELAY_FRAMES = 10

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sessions.hostile.safe_files import FileError, fix_surrogates, parse_json
 from sessions.log.reader import _plain_object
-from sessions.safe_files import FileError, fix_surrogates, parse_json
 
 HOSTILE = [
     '{"type": "x", "t": 1.5}',

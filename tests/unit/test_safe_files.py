@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.safe_files import (
+from sessions.hostile.safe_files import (
     MAX_DEPTH,
     FileError,
     clean_text,
@@ -112,7 +112,7 @@ def test_toml_gets_the_same_limits() -> None:
 
 
 def test_may_hold_controls_never_misses_one() -> None:
-    from sessions.safe_files import may_hold_controls
+    from sessions.hostile.safe_files import may_hold_controls
 
     for text in ("\x1b]0;t\x07", "a\rb", "\x85", "\x7f", "\x00", "\x0c"):
         raw = json.dumps({"text": text}, ensure_ascii=False).encode("utf-8")
@@ -124,7 +124,7 @@ def test_may_hold_controls_never_misses_one() -> None:
 def test_clean_strings_walks_everything_but_the_kept_top_field() -> None:
     from dataclasses import dataclass, field
 
-    from sessions.safe_files import clean_strings
+    from sessions.hostile.safe_files import clean_strings
 
     @dataclass
     class Inner:

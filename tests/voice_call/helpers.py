@@ -14,10 +14,12 @@ import numpy.typing as npt
 
 from controls import Tendencies
 from sessions.agents.scripted import ScriptedAgent
-from sessions.call import CallConfig, ScriptedUser, SimulatedCall, simulated_call
+from sessions.call.config import CallConfig
+from sessions.call.setup.simulated_call import SimulatedCall, simulated_call
+from sessions.call.setup.voice import VoiceSpec, build_audio_voice
 from sessions.call.voice.audio_voice import AudioVoice
 from sessions.call.voice.recording import CallRecording
-from sessions.call.voice.voice_setup import VoiceSpec, build_audio_voice
+from sessions.callers.users import ScriptedUser
 from sessions.log.models import Event
 from sessions.scenarios import Scenario, load_scenario
 from sessions.scenarios.store import parse_scenario

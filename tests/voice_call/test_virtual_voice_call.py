@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sessions.call import InterruptNow
+from sessions.call.commands import InterruptNow
 from sessions.call.voice.audio_voice import AudioSpeechTrack
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.backchannel_cache import BackchannelCache
@@ -201,7 +201,7 @@ def test_the_same_call_twice_is_the_same_call(tmp_path: Path) -> None:
 
 def test_planned_words_of_a_cut_turn_are_the_tracks(tmp_path: Path) -> None:
     # The cut word is the index of the first word not fully played, from the track's timings.
-    from sessions.call.voice.voice_setup import VoiceSpec, build_audio_voice
+    from sessions.call.setup.voice import VoiceSpec, build_audio_voice
 
     voice = build_audio_voice(VoiceSpec(speech="espeak"), realtime=False)
     tracks = keep_tracks(voice)

@@ -13,7 +13,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from sessions.redact import redact_url
+from sessions.hostile.redact import redact_url
 
 INSTALL_HINT = "pip install 'cutin[cluster]' (on this machine and on every node)"
 CONNECT_TIMEOUT_S = 5.0

@@ -3,7 +3,7 @@
 An executor is handed the calls still to run (resume is done before, the same for all)
 and yields one :class:`~sessions.batch.filing.CallOutcome` per call as it ends; it
 files every call in ``plan.out_dir`` with :mod:`sessions.batch.filing` and tells the
-board which calls run. :func:`sessions.batch.run.run_batch` picks one per plan:
+board which calls run. :func:`sessions.batch.runner.run.run_batch` picks one per plan:
 
 - :class:`SerialExecutor`: one call after another in this process;
 - :class:`PoolExecutor`: virtual-clock calls in ``plan.jobs`` worker processes;

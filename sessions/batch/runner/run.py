@@ -1,16 +1,16 @@
 """The one entry of a batch: :func:`run_batch` takes a :class:`~sessions.batch.plan.BatchPlan`,
 resumes (skips what an earlier run filed), and hands the rest to the executor the plan
-calls for (:mod:`sessions.batch.executors`), chosen here and nowhere else."""
+calls for (:mod:`sessions.batch.runner.executors`), chosen here and nowhere else."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from sessions.batch.board import BatchBoard
-from sessions.batch.executors import Executor, PoolExecutor, RayExecutor, SerialExecutor
 from sessions.batch.filing import CallOutcome, pending_calls
 from sessions.batch.plan import BatchPlan
 from sessions.batch.pump import PumpExecutor
+from sessions.batch.runner.executors import Executor, PoolExecutor, RayExecutor, SerialExecutor
 from sessions.plan import on_line
 
 

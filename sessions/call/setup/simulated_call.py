@@ -1,6 +1,6 @@
 """A simulated call put together: the one :class:`~sessions.call.engine.engine.CallEngine`
 with a :class:`~sessions.call.far_ends.simulated.SimulatedFarEnd` (a line call:
-:func:`sessions.call.line_setup.line_call`)."""
+:func:`sessions.call.setup.line_call.line_call`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from sessions.call.engine.pump import Listener
 from sessions.call.far_ends.simulated import SimulatedFarEnd
 from sessions.call.near_end.caller import InterruptionText
 from sessions.call.policy import TurnTakingPolicy
-from sessions.call.users import UserProvider
 from sessions.call.voice.voice import TextVoice, Voice
+from sessions.callers.users import UserProvider
 
 SimulatedCall = CallEngine[SimulatedFarEnd]
 

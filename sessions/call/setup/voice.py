@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sessions.call.voice.voice import TextVoice, Voice
 from sessions.log.models import SpeechInfo
-from sessions.speech_clock import SpeakingStyle
+from sessions.speech.speech_clock import SpeakingStyle
 
 if TYPE_CHECKING:
     from sessions.call.voice.audio_voice import AudioVoice

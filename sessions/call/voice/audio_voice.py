@@ -41,11 +41,11 @@ from sessions.call.voice.voice import Microphone, Speaker
 from sessions.clock import Clock
 from sessions.speech import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE
 from sessions.speech.backchannel_cache import BackchannelCache, trim_silence
+from sessions.speech.speech_clock import words_heard
 from sessions.speech.timing import estimate_word_timings
 from sessions.speech.tts import EspeakTts, Speech, Tts, speak_caller
 from sessions.speech.vad import FrameVad, VadFrame, talk_over_seconds, vad_probs
 from sessions.speech.words import TimedWord
-from sessions.speech_clock import words_heard
 
 Audio = npt.NDArray[np.float32]
 

@@ -5,7 +5,7 @@ The loop only asks a track for timed words and, per 32 ms frame, how likely the
 agent is speaking (``speech_prob``, fed to the pause detector). Two voices
 implement it:
 
-- :class:`TextVoice` (here): the text clock of :mod:`sessions.speech_clock`, words
+- :class:`TextVoice` (here): the text clock of :mod:`sessions.speech.speech_clock`, words
   timed at a speaking rate, probability 1.0 inside a word and 0.0 between words;
 - :class:`sessions.call.voice.audio_voice.AudioVoice`: synthesized audio, word times from
   the TTS estimates, probabilities from Silero VAD on that very audio.
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from sessions.call.commands import Command
 from sessions.clock import Clock, RealClock
+from sessions.speech.speech_clock import SpeakingStyle, SpeechTrack
 from sessions.speech.words import TimedWord
-from sessions.speech_clock import SpeakingStyle, SpeechTrack
 
 if TYPE_CHECKING:
     from sessions.call.voice.audio_out import LeadClock

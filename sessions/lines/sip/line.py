@@ -3,7 +3,7 @@
 cutin places a real SIP call with PJSIP (the ``pjsua2`` wheel, the ``sip`` extra):
 INVITE offering G.711 μ-law and A-law only, RTP both ways at 8 kHz in 20 ms frames,
 DTMF as RFC 4733 telephone events (:meth:`SipLine.send_dtmf`), BYE at the end. PJSIP
-runs in a worker process of its own (:mod:`sessions.lines.sip_worker`, which says
+runs in a worker process of its own (:mod:`sessions.lines.sip.worker`, which says
 why); this module is the :class:`~sessions.lines.base.Line` cutin's call loop drives:
 the caller's 16 kHz audio is resampled to 8 kHz and piped to the worker, the agent's
 8 kHz audio comes back, is resampled to 16 kHz and queued in the
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from sessions.lines import sip_wire as wire
+from sessions.hostile.redact import Redactor
 from sessions.lines.base import (
     LINE_RATE,
     Audio,
@@ -47,9 +47,9 @@ from sessions.lines.base import (
 )
 from sessions.lines.codec import StreamResampler
 from sessions.lines.notices import NoticeBoard
-from sessions.lines.sip_uri import SipAccount, parse_sip, sip_account
-from sessions.lines.sip_words import ended_words, failure_words
-from sessions.redact import Redactor
+from sessions.lines.sip import wire as wire
+from sessions.lines.sip.uri import SipAccount, parse_sip, sip_account
+from sessions.lines.sip.words import ended_words, failure_words
 
 if TYPE_CHECKING:
     from sessions.lines.base import Line
@@ -239,7 +239,7 @@ class SipLine:
             env.pop(name, None)
         try:
             return subprocess.Popen(
-                [sys.executable, "-m", "sessions.lines.sip_worker"],
+                [sys.executable, "-m", "sessions.lines.sip.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -413,11 +413,16 @@ class SipLine:
         :meth:`NoticeBoard.summarize`): here also caller frames the worker's pipe could
         not take and agent audio beyond the playout buffer."""
         audio_s = round(self.playout.dropped / LINE_RATE, 3)
-        self._board.summarize([
-            ("caller_frames_dropped", self.frames_dropped,
-             f"{self.frames_dropped} caller frames dropped"),
-            ("audio_dropped_s", audio_s, f"{audio_s:.2f} s of agent audio dropped"),
-        ])
+        self._board.summarize(
+            [
+                (
+                    "caller_frames_dropped",
+                    self.frames_dropped,
+                    f"{self.frames_dropped} caller frames dropped",
+                ),
+                ("audio_dropped_s", audio_s, f"{audio_s:.2f} s of agent audio dropped"),
+            ]
+        )
 
     def _fail_open(self, message: str) -> NoReturn:
         message = self._board.clean(message)

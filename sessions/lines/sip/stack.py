@@ -1,7 +1,7 @@
 """The PJSIP (pjsua2) endpoint of a SIP line, as a SIP phone with no sound card.
 
 Both ends of a SIP call cutin takes part in use this: the worker that places cutin's
-call (:mod:`sessions.lines.sip_worker`) and the loopback far end the tests dial. It
+call (:mod:`sessions.lines.sip.worker`) and the loopback far end the tests dial. It
 holds what is PJSIP-specific and nothing of cutin's call:
 
 - :func:`start_endpoint` creates the one ``pj.Endpoint`` of the process: the media

@@ -1,7 +1,7 @@
 """The process that holds a SIP line's call: PJSIP, its threads, its one endpoint.
 
-A SIP line runs ``python -m sessions.lines.sip_worker`` and talks to it over its stdin
-and stdout (:mod:`sessions.lines.sip_wire`). Keeping PJSIP in a process of its own is
+A SIP line runs ``python -m sessions.lines.sip.worker`` and talks to it over its stdin
+and stdout (:mod:`sessions.lines.sip.wire`). Keeping PJSIP in a process of its own is
 what makes it safe to drive from cutin: PJSIP allows one endpoint per process and only
 threads it knows may call it (cutin's call loop, its UI and its tests run on threads
 of their own, and a test dials many calls); a crash in the C library ends this process
@@ -31,7 +31,7 @@ import threading
 import time
 from typing import IO, Any
 
-from sessions.lines import sip_wire as wire
+from sessions.lines.sip import wire as wire
 
 MAX_FIFO_S = 2.0
 """Caller audio held for the media clock; older audio is dropped beyond this."""
@@ -79,7 +79,7 @@ class Worker:
     # -- audio (PJSIP's media thread) ------------------------------------------------------
 
     def pull(self) -> bytes:
-        from sessions.lines.sip_stack import FRAME_BYTES, SILENCE
+        from sessions.lines.sip.stack import FRAME_BYTES, SILENCE
 
         with self._fifo_lock:
             if len(self._fifo) < FRAME_BYTES:
@@ -92,7 +92,7 @@ class Worker:
         self.send(wire.frame(wire.AUDIO, data))
 
     def queue_audio(self, data: bytes) -> None:
-        from sessions.lines.sip_stack import RATE
+        from sessions.lines.sip.stack import RATE
 
         limit = int(MAX_FIFO_S * RATE) * 2
         with self._fifo_lock:
@@ -125,7 +125,7 @@ class Worker:
         """Main thread: start PJSIP, place the call, serve commands until it ends."""
         import pjsua2 as pj
 
-        from sessions.lines import sip_stack
+        from sessions.lines.sip import stack as sip_stack
 
         cfg = self.config
         stack = sip_stack.start_endpoint(self.log, bind=cfg.get("bind", ""))
