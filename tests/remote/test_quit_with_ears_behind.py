@@ -15,6 +15,7 @@ from cutin_tui.cli import build_parser
 from cutin_tui.cli.call_cmd import call_plan
 from sessions.log import read_session
 from sessions.settings import Settings
+from sessions.speech.packing import PackedTranscriber
 from tests.support.known_agent import running_known_agent
 
 
@@ -26,9 +27,9 @@ class StuckEars:
         self.real = real
         self.release = threading.Event()
 
-    def transcribe(self, audio: Any, t0: float = 0.0) -> Any:
+    def transcribe(self, audio: Any, **kw: Any) -> Any:
         self.release.wait(20)
-        return self.real.transcribe(audio, t0=t0)
+        return self.real.transcribe(audio, **kw)
 
 
 def _pending(ears: Any) -> int:
@@ -44,6 +45,8 @@ def test_quitting_with_a_transcription_backlog_still_logs_the_end(tmp_path: Path
         assert isinstance(driver, RealtimeDriver)
         ears = driver.loop.far.ears  # type: ignore[attr-defined]
         ears.transcriber = stuck = StuckEars(ears.transcriber)
+        # In real time the pieces go to a packing worker: this call's own, stuck too.
+        ears.packer = PackedTranscriber(stuck)  # type: ignore[arg-type]
         driver.start()
         try:
             deadline = time.monotonic() + 30
