@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -127,14 +128,36 @@ def _wait_for(path: Path, text: str, process: subprocess.Popen[str], timeout: fl
     raise AssertionError(f"no {text!r} on stderr:\n{path.read_text(errors='replace')}")
 
 
-def test_each_agent_of_a_list_takes_its_own_calls(cluster: RayCluster, tmp_path: Path) -> None:
-    """Two agents that take one call each (what a port range expands to): every call goes
-    to a free one, as in a local batch; before, every call dialled the first."""
+def _two_free_ports() -> int:
+    """A port P with P and P + 1 both free now (a port range needs neighbours)."""
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+        return int(port)
+    raise AssertionError("no two neighbouring free ports")
+
+
+def test_each_agent_of_a_port_range_takes_its_own_calls(
+    cluster: RayCluster, tmp_path: Path
+) -> None:
+    """Two agents on neighbouring ports, dialled as one port range on a two-node cluster:
+    every call goes to a free one, as in a local batch; before, every call dialled the
+    first port (issue 31)."""
     out = tmp_path / "two"
-    with running_known_agent() as first, running_known_agent() as second:
+    port = _two_free_ports()
+    with (
+        running_known_agent("--port", str(port)) as first,
+        running_known_agent("--port", str(port + 1)) as second,
+    ):
         proc = _cutin(
-            cluster, "simulate", "--agent", f"twilio:{first.url}", "--agent",
-            f"twilio:{second.url}", "--runs", "2", "--beta", "0,1", "--max-seconds", "4",
+            cluster, "simulate", "--agent", f"twilio:ws://127.0.0.1:{{{port}..{port + 1}}}/",
+            "--runs", "2", "--beta", "0,1", "--max-seconds", "4",
             "--out", str(out), "--ray", cluster.address, "--ray-cpus-per-call", "0.5", "--json",
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
