@@ -27,7 +27,7 @@ from sessions.hostile.inert_text import shown_name
 SCHEMA = "cutin.baseline/1"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A baseline's name: a file name, never a path."""
-MAX_CALLS = 100_000
+MAX_CALLS = 5_000
 MAX_EVENTS = 1_000_000
 MAX_VALUE = 1_000_000
 _INTS = (

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_COUNT = 1_000_000
 """No call holds this many events or seconds; a bigger number is not an audit's."""
-MAX_CALLS = 100_000
+MAX_CALLS = 5_000
+"""Calls on one side: the bootstrap holds a (resamples × calls) matrix."""
 MAX_EVENTS = 200_000
 """Events (latencies, dead-air gaps) rebuilt from one file: the resampling stays bounded."""
 
@@ -103,6 +104,8 @@ def side_of_run(calls: list[RunCall], label: str, *, keep_lagged: bool = False) 
     dials: set[str] = set()
     versions: set[str] = set()
     lagged = 0
+    if len(calls) > MAX_CALLS:
+        raise LoadError(f"{label}: {len(calls)} calls: compare at most {MAX_CALLS} at once")
     for call in calls:
         if call.agent is None:
             continue

@@ -363,3 +363,37 @@ def test_a_saved_baseline_compares_as_its_run_folder(
         path.write_text(json.dumps(broken), encoding="utf-8")
         err = bad(capsys, path, new)
         assert err.startswith("cutin: base: ") and "broken.json: " in err, err
+
+
+def test_the_resamples_are_the_audits_measures(tmp_path: Path) -> None:
+    """The bootstrap's vectorised measures, at one pick of every call, are the audit's
+    pooled values (its own computation) for every measure a run defines; and a resample
+    that picks a call twice counts its events twice."""
+    import numpy as np
+
+    from replay.check.compare import _pooled, _resampled
+    from replay.check.compare_load import load_side
+    from replay.check.measures import SPECS
+    from tests.support.black_box_log import write_black_box_log
+
+    folder = write_run(tmp_path / "run", [*later(base_latencies(), 0.0), [None, 0.4]])
+    write_black_box_log(folder)  # a backchannel, a false yield, talk-over, pauses
+    side = load_side(folder, "base")
+    calls = [u.agent for u in side.units]
+    names = list(SPECS)
+    pooled = _pooled(calls)
+    once = _resampled(side.units, np.ones((1, len(calls)), dtype=np.int64), names)[0]
+    defined = [n for n in names if isinstance(pooled.get(n), int | float)]
+    assert len(defined) >= 14, defined
+    for j, name in enumerate(names):
+        if name in defined:
+            assert once[j] == pytest.approx(pooled[name], rel=1e-12, abs=1e-12), name
+        else:
+            assert np.isnan(once[j]), name
+    twice = np.ones((1, len(calls)), dtype=np.int64)
+    twice[0, 0] = 2
+    again = _resampled(side.units, twice, names)[0]
+    doubled = _pooled([calls[0], *calls])
+    for j, name in enumerate(names):
+        if name in defined:
+            assert again[j] == pytest.approx(doubled[name], rel=1e-12, abs=1e-12), name
