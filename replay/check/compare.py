@@ -128,6 +128,8 @@ class CompareResult:
     fail_on: str = "regressed"
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
+    pairs: int = 0
+    """Calls paired by scenario and seed (all of both runs' when ``paired``)."""
 
     def counts(self) -> dict[str, int]:
         return {v: sum(r.verdict == v for r in self.rows) for v in VERDICTS}
@@ -171,6 +173,7 @@ class CompareResult:
             "exit_code": self.exit_code,
             "fail_on": self.fail_on,
             "paired": self.paired,
+            "pairs": self.pairs,
             "flags": self.flags,
             "base": _side_dict(self.base),
             "new": _side_dict(self.new),
@@ -301,19 +304,35 @@ _EVENT_LISTS = {
 }
 
 
-def pairing(base: Side, new: Side) -> tuple[list[Unit], list[Unit]] | str:
-    """Both sides' calls in matching order when every call of each pairs with exactly
-    one of the other by (scenario, seed); else why they cannot be paired."""
-    for side in (base, new):
-        keys = [u.key for u in side.units]
-        if any(k is None for k in keys):
-            return f"{side.label}'s calls do not all name a scenario and a seed"
-        if len(set(keys)) != len(keys):
-            return f"{side.label} holds calls of the same scenario and seed more than once"
-    by_key = {u.key: u for u in new.units}
-    if set(by_key) != {u.key for u in base.units}:
-        return "the runs do not hold the same (scenario, seed) calls"
-    return list(base.units), [by_key[u.key] for u in base.units]
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """The calls of both runs that pair by (scenario, seed), in matching order, and the
+    rest of each."""
+
+    base: list[Unit]
+    new: list[Unit]
+    base_rest: list[Unit]
+    new_rest: list[Unit]
+
+
+def pairing(base: Side, new: Side) -> Pairing:
+    """A call pairs when its (scenario, seed) names exactly one call in each run."""
+
+    def once(side: Side) -> dict[tuple[str, int], Unit]:
+        seen: dict[tuple[str, int], list[Unit]] = {}
+        for u in side.units:
+            if u.key is not None:
+                seen.setdefault(u.key, []).append(u)
+        return {k: us[0] for k, us in seen.items() if len(us) == 1}
+
+    b, n = once(base), once(new)
+    keys = [u.key for u in base.units if u.key in b and u.key in n]
+    return Pairing(
+        [b[k] for k in keys if k is not None],
+        [n[k] for k in keys if k is not None],
+        [u for u in base.units if u.key not in keys],
+        [u for u in new.units if u.key not in keys],
+    )
 
 
 # ---- the comparison --------------------------------------------------------------------
@@ -347,16 +366,23 @@ def compare(
 ) -> CompareResult:
     """Every measure (or those ``only`` names, in that order) of ``new`` against ``base``."""
     names = list(only) if only else list(SPECS)
-    paired = pairing(base, new) if base.units and new.units else "a run has no calls"
     notes = [*base.notes, *new.notes]
-    if isinstance(paired, str):
-        notes.append(f"calls not paired ({paired}): each run resampled on its own")
-        base_units, new_units = base.units, new.units
-        base_counts = resample_counts(len(base_units), resamples, seed)
-        new_counts = resample_counts(len(new_units), resamples, seed + 1)
-    else:
-        base_units, new_units = paired
-        base_counts = new_counts = resample_counts(len(base_units), resamples, seed)
+    p = pairing(base, new)
+    # A stratified bootstrap: the paired calls are picked together (one draw for both
+    # runs), the rest of each run on its own (draws of their own).
+    shared = resample_counts(len(p.base), resamples, seed)
+    base_units, new_units = [*p.base, *p.base_rest], [*p.new, *p.new_rest]
+    base_counts = np.hstack([shared, resample_counts(len(p.base_rest), resamples, seed + 1)])
+    new_counts = np.hstack([shared, resample_counts(len(p.new_rest), resamples, seed + 2)])
+    paired = bool(p.base) and not p.base_rest and not p.new_rest
+    if base.units and new.units and not paired:
+        notes.append(
+            f"{len(p.base)} calls paired by scenario and seed; "
+            f"{len(p.base_rest)} of base and {len(p.new_rest)} of new have no partner "
+            "(resampled on their own)"
+            if p.base
+            else "no call pairs by scenario and seed: each run resampled on its own"
+        )
     base_row = _pooled([u.agent for u in base_units]) if base_units else {}
     new_row = _pooled([u.agent for u in new_units]) if new_units else {}
     if base_units and new_units:
@@ -370,8 +396,7 @@ def compare(
         for j, name in enumerate(names)
     ]
     return CompareResult(
-        rows, base, new, not isinstance(paired, str), _flags(base, new), notes, fail_on,
-        resamples, seed,
+        rows, base, new, paired, _flags(base, new), notes, fail_on, resamples, seed, len(p.base),
     )  # fmt: skip
 
 
@@ -441,6 +466,7 @@ __all__ = [
     "VERDICTS",
     "CompareResult",
     "CompareRow",
+    "Pairing",
     "Side",
     "Unit",
     "compare",

@@ -33,6 +33,12 @@ def _signed(value: float | None, unit: str = "") -> str:
     return ("+" if value >= 0 else "−") + text
 
 
+def _pairs(result: CompareResult) -> str:
+    if result.paired:
+        return "paired by scenario and seed"
+    return f"{result.pairs} paired by scenario and seed" if result.pairs else "not paired"
+
+
 def interval(row: CompareRow) -> str:
     if row.interval is None:
         return "—"
@@ -73,7 +79,7 @@ def summary(result: CompareResult) -> str:
         f"{c[IMPROVED]} improved, "
         f"{c[NO_CHANGE]} no change, {c[NOT_ENOUGH]} not enough data "
         f"({len(result.base.units)} base and {len(result.new.units)} new calls, "
-        f"{'paired by scenario and seed' if result.paired else 'not paired'})"
+        f"{_pairs(result)})"
     )
 
 
@@ -107,7 +113,7 @@ def render_markdown(result: CompareResult) -> str:
         "",
         f"Base `{_code(result.base.run)}` ({len(result.base.units)} calls) against new "
         f"`{_code(result.new.run)}` ({len(result.new.units)} calls), "
-        f"{'paired by scenario and seed' if result.paired else 'not paired'}: "
+        f"{_pairs(result)}: "
         f"{c[REGRESSED]} regressed, {c[IMPROVED]} improved, {c[NO_CHANGE]} no change, "
         f"{c[NOT_ENOUGH]} not enough data.",
         "",

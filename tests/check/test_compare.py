@@ -156,9 +156,16 @@ def test_unpaired_runs_still_see_the_regression(
                     first_seed=101)  # fmt: skip
     code, result, _ = compare(capsys, base, new)
     assert code == 1 and result["paired"] is False
-    assert any("not paired" in n for n in result["notes"])
+    assert result["pairs"] == 0 and any("no call pairs" in n for n in result["notes"])
     mean = rows(result)["yield_latency_mean"]
     assert mean["verdict"] == "regressed" and mean["interval"][0] > 0
+    # Calls 3-5 in both runs: those three pair, the rest of each is resampled on its own.
+    part = write_run(tmp_path / "part", later(lat, SHIFT_S)[2:] + later(lat, SHIFT_S)[:2],
+                     first_seed=3)  # fmt: skip
+    code, result, _ = compare(capsys, base, part)
+    assert code == 1 and result["paired"] is False and result["pairs"] == 3
+    assert any("3 calls paired" in n for n in result["notes"])
+    assert rows(result)["yield_latency_mean"]["verdict"] == "regressed"
 
 
 def test_a_faster_agent_improved_and_any_change_fails(
