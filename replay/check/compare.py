@@ -367,7 +367,11 @@ def compare(
     """Every measure (or those ``only`` names, in that order) of ``new`` against ``base``."""
     names = list(only) if only else list(SPECS)
     notes = [*base.notes, *new.notes]
-    p = pairing(base, new)
+    p = found = pairing(base, new)
+    if len(p.base) < 2 or len(p.base_rest) == 1 or len(p.new_rest) == 1:
+        # A stratum of one call cannot vary when resampled: resample each run whole.
+        p = Pairing([], [], list(base.units), list(new.units))
+    varies = min(len(base.units), len(new.units)) >= 2
     # A stratified bootstrap: the paired calls are picked together (one draw for both
     # runs), the rest of each run on its own (draws of their own).
     shared = resample_counts(len(p.base), resamples, seed)
@@ -381,6 +385,9 @@ def compare(
             f"{len(p.base_rest)} of base and {len(p.new_rest)} of new have no partner "
             "(resampled on their own)"
             if p.base
+            else f"{len(found.base)} calls pair by scenario and seed, too few to resample "
+            "apart from the rest: each run resampled on its own"
+            if found.base
             else "no call pairs by scenario and seed: each run resampled on its own"
         )
     base_row = _pooled([u.agent for u in base_units]) if base_units else {}
@@ -392,7 +399,9 @@ def compare(
     else:
         diffs = np.full((0, len(names)), np.nan)
     rows = [
-        _row(SPECS[name], base_row, new_row, diffs[:, j], base, new, asked=bool(only))
+        _row(
+            SPECS[name], base_row, new_row, diffs[:, j], base, new, asked=bool(only), varies=varies
+        )
         for j, name in enumerate(names)
     ]
     return CompareResult(
@@ -419,6 +428,7 @@ def _row(
     new: Side,
     *,
     asked: bool,
+    varies: bool = True,
 ) -> CompareRow:
     b, n = _value(base_row, spec.name), _value(new_row, spec.name)
     if spec.name in EVENT_MEASURES:  # a side without events: the audit's own value, if any
@@ -443,6 +453,8 @@ def _row(
         return row(NOT_ENOUGH, f"fewer than {spec.min_n} {what}: " + ", ".join(short))
     if spec.name in EVENT_MEASURES and not (base.events and new.events):
         return row(NOT_ENOUGH, "an audit --json file holds no events to pool: compare run folders")
+    if not varies:
+        return row(NOT_ENOUGH, "one call on a side: resampling it cannot vary")
     interval = percentile_interval(diffs)
     if interval is None:
         return row(NOT_ENOUGH, "no resample defines it on both sides")

@@ -202,12 +202,13 @@ def test_too_few_barge_ins_are_not_enough_data(
     assert code == 1 and result["verdict"] == "not enough data"
     for row in result["rows"]:
         assert row["verdict"] == "not enough data" and "fewer than 10" in row["note"], row
-    # Not named: shown as not enough data, never as "no change"; the one call's dead air
-    # is still compared (a floor measure needs one call), so nothing regressed: exit 0.
+    # Not named: shown as not enough data, never as "no change"; one call a side cannot
+    # vary when resampled, so even its dead air has no interval: nothing compared, exit 1.
     code, result, _ = compare(capsys, base, new)
     by = rows(result)
-    assert code == 0 and by["yield_latency_p95"]["verdict"] == "not enough data"
-    assert by["dead_air_fraction"]["verdict"] == "no change"
+    assert code == 1 and result["verdict"] == "nothing compared"
+    assert by["dead_air_fraction"]["verdict"] == "not enough data"
+    assert "cannot vary" in by["dead_air_fraction"]["note"]
 
 
 def test_runs_of_another_scenario_dials_or_version_are_flagged(
