@@ -54,7 +54,7 @@ VOCABULARY = KNOWN_TYPES | TAU2_TYPES
 """Every text that names an event type."""
 
 LEFT_ALONE: dict[tuple[str, str], str] = {
-    ("replay/gallery/timeline.py", "s.kind"): "a drawn lane span's Literal kind",
+    ("replay/timeline/lanes.py", "s.kind"): "a drawn lane span's Literal kind",
     ("replay/report/handout.py", "span.kind"): "the same gallery Span, coloured",
 }
 """(file, the compared expression) → why it is not an event's type. Each outside

@@ -1,7 +1,7 @@
 """Two lanes (agent / caller) of a gallery example, drawn in the terminal.
 
 The geometry (which cell is speech, overlap or a backchannel, where the marks
-and ticks go) is :mod:`replay.gallery.timeline`'s, shared with the handout's SVG;
+and ticks go) is :mod:`replay.timeline.lanes`, shared with the handout and report SVGs;
 this widget only picks glyphs and colours. During live play ``until`` is the
 playhead: nothing after it is drawn yet.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from replay.gallery.timeline import (
+from replay.timeline.lanes import (
     Cell,
     MarkKind,
     Timeline,

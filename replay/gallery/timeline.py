@@ -1,20 +1,34 @@
 """A two-lane timeline (agent / caller) computed from session-log events.
 
-The same geometry feeds the terminal drawing (cells) and the handout's SVG
-(spans in seconds). Agent speech comes from ``agent_words`` timings, grouped into
-stretches at pauses; caller speech from ``user_turn`` start and ``end_t``; a
-backchannel occupies the caller's channel for ``backchannel_s``. *Overlap* is where
-both lanes make sound at once.
+The model and its geometry are :mod:`replay.timeline.lanes` (shared by the
+terminal's lanes, the handout's SVG and the HTML report's timelines). Agent speech
+comes from ``agent_words`` timings, grouped into stretches at pauses; caller speech
+from ``user_turn`` start and ``end_t``; a backchannel occupies the caller's channel
+for ``backchannel_s``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
+from replay.timeline.lanes import (
+    Cell,
+    Lane,
+    LaneSpan,
+    Mark,
+    MarkKind,
+    Timeline,
+    TranscriptLine,
+    column,
+    focus_window,
+    follow_window,
+    lane_cells,
+    mark_cells,
+    segments,
+    tick_step,
+    ticks,
+)
 from sessions.log.models import (
     AgentTurnEnd,
     AgentWords,
@@ -26,117 +40,8 @@ from sessions.log.models import (
     WordTiming,
 )
 
-Lane = Literal["agent", "caller"]
-SEGMENT_GAP_S: dict[str, float] = {"agent": 0.18, "caller": 0.1}
-"""Silence between two words that splits a drawn stretch. The agent's comma pauses stay
-joined; the caller's pauses all show, since disfluent pauses are what a reader looks for."""
 CallerWords = Callable[[UserTurn], "list[WordTiming] | None"]
 """Word timings of a caller turn (the log has only its start and end), or None."""
-
-
-class MarkKind(StrEnum):
-    PAUSE = "pause"
-    """A short pause where the rule was consulted and did nothing."""
-    INTERRUPTION = "interruption"
-    """The caller comes in over the agent."""
-    BACKCHANNEL = "backchannel"
-    CUT = "cut"
-    """The agent stops speaking mid-turn."""
-
-
-@dataclass(frozen=True, slots=True)
-class LaneSpan:
-    lane: Lane
-    start: float
-    end: float
-    kind: Literal["speech", "backchannel"]
-    text: str
-    turn: int
-
-
-@dataclass(frozen=True, slots=True)
-class Mark:
-    t: float
-    kind: MarkKind
-    label: str
-    by_rule: bool = False
-    """True when the rule engine decided it (False: a scripted or manual action)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptLine:
-    t: float
-    speaker: Literal["agent", "caller"]
-    text: str
-    """Agent: what was spoken. Caller: the rendered text (what the voice says)."""
-    unspoken: str = ""
-    """Agent: what it meant to say but never said (cut)."""
-    original: str = ""
-    """Caller: the line before disfluencies were added (when different)."""
-    note: str = ""
-
-
-@dataclass
-class Timeline:
-    spans: list[LaneSpan] = field(default_factory=list)
-    marks: list[Mark] = field(default_factory=list)
-    lines: list[TranscriptLine] = field(default_factory=list)
-    end_t: float = 0.0
-
-    def lane(self, lane: Lane, until: float | None = None) -> list[LaneSpan]:
-        """Spans of one lane, clipped at ``until`` (the playhead) when given."""
-        out = []
-        for s in self.spans:
-            if s.lane != lane:
-                continue
-            if until is not None:
-                if s.start >= until:
-                    continue
-                if s.end > until:
-                    s = LaneSpan(s.lane, s.start, until, s.kind, s.text, s.turn)
-            out.append(s)
-        return out
-
-    def overlaps(self, until: float | None = None) -> list[tuple[float, float]]:
-        """Stretches where agent and caller both make sound."""
-        out: list[tuple[float, float]] = []
-        for a in self.lane("agent", until):
-            for c in self.lane("caller", until):
-                lo, hi = max(a.start, c.start), min(a.end, c.end)
-                if hi > lo + 1e-6:
-                    out.append((round(lo, 4), round(hi, 4)))
-        return _merge(out)
-
-    def overlap_seconds(self) -> float:
-        return round(sum(hi - lo for lo, hi in self.overlaps()), 4)
-
-
-def _merge(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    merged: list[tuple[float, float]] = []
-    for lo, hi in sorted(intervals):
-        if merged and lo <= merged[-1][1] + 1e-9:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return merged
-
-
-def _segments(lane: Lane, turn: int, words: list[WordTiming]) -> list[LaneSpan]:
-    spans: list[LaneSpan] = []
-    group: list[WordTiming] = []
-    for w in words:
-        if group and w.start - group[-1].end > SEGMENT_GAP_S[lane]:
-            spans.append(_span(lane, turn, group))
-            group = []
-        group.append(w)
-    if group:
-        spans.append(_span(lane, turn, group))
-    return spans
-
-
-def _span(lane: Lane, turn: int, words: list[WordTiming]) -> LaneSpan:
-    text = " ".join(w.word for w in words)
-    return LaneSpan(lane, words[0].start, words[-1].end, "speech", text, turn)
 
 
 class TimelineBuilder:
@@ -169,7 +74,7 @@ class TimelineBuilder:
         end = event.end_t if event.end_t is not None else event.t
         words = self.caller_words(event) if self.caller_words is not None else None
         if words:
-            self._caller.extend(_segments("caller", event.turn, words))
+            self._caller.extend(segments("caller", event.turn, words))
         else:
             self._caller.append(
                 LaneSpan("caller", event.t, end, "speech", event.rendered, event.turn)
@@ -228,7 +133,7 @@ class TimelineBuilder:
     def timeline(self) -> Timeline:
         spans: list[LaneSpan] = []
         for turn in sorted(self._words):
-            spans.extend(_segments("agent", turn, self._words[turn]))
+            spans.extend(segments("agent", turn, self._words[turn]))
         spans.extend(self._caller)
         spans.sort(key=lambda s: (s.start, s.lane))
         return Timeline(
@@ -261,153 +166,22 @@ def build_timeline(
     return builder.feed_all(events).timeline()
 
 
-# ---- geometry ------------------------------------------------------------------
-
-
-class Cell(StrEnum):
-    EMPTY = "empty"
-    SPEECH = "speech"
-    OVERLAP = "overlap"
-    BACKCHANNEL = "backchannel"
-
-
-def focus_window(
-    tl: Timeline,
-    *,
-    around: tuple[float, float] | None = None,
-    before_s: float = 3.0,
-    after_s: float = 3.0,
-    min_s: float = 8.0,
-) -> tuple[float, float]:
-    """The part of the call worth drawing: around the overlaps, cuts and backchannels
-    (or around the stretch ``around``), at least ``min_s`` long.
-
-    Falls back to the whole call when nothing is notable.
-    """
-    if around is not None:
-        notable = list(around)
-    else:
-        notable = [m.t for m in tl.marks if m.kind is not MarkKind.PAUSE]
-        for lo, hi in tl.overlaps():
-            notable += [lo, hi]
-    end = max(tl.end_t, 0.1)
-    if not notable:
-        return (0.0, round(end, 3))
-    t0 = max(0.0, min(notable) - before_s)
-    t1 = min(end, max(notable) + after_s)
-    if t1 - t0 < min_s:
-        grow = min_s - (t1 - t0)
-        t0 = max(0.0, t0 - grow / 2)
-        t1 = min(end, t0 + min_s)
-    return (round(t0, 3), round(t1, 3))
-
-
-def follow_window(focus: tuple[float, float], now: float) -> tuple[float, float]:
-    """The window to draw at playhead ``now`` during live play: as wide as ``focus``,
-    sliding from the call's start until it reaches ``focus``, holding there, and sliding
-    on when the playhead nears its right edge (so the playhead is always in view)."""
-    t0, t1 = focus
-    w = max(t1 - t0, 1e-6)
-    start = min(t0, max(0.0, now - 0.75 * w)) if now <= t1 - 0.1 * w else now - 0.9 * w
-    return (round(start, 3), round(start + w, 3))
-
-
-def _coverage(spans: Iterable[tuple[float, float]], lo: float, hi: float) -> float:
-    return sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in spans)
-
-
-def lane_cells(
-    tl: Timeline,
-    lane: Lane,
-    t0: float,
-    t1: float,
-    width: int,
-    *,
-    until: float | None = None,
-) -> list[Cell]:
-    """One cell per column of ``width`` columns spanning [t0, t1)."""
-    width = max(1, width)
-    dt = (t1 - t0) / width if t1 > t0 else 1.0
-    spans = tl.lane(lane, until)
-    speech = [(s.start, s.end) for s in spans if s.kind == "speech"]
-    tokens = [(s.start, s.end) for s in spans if s.kind == "backchannel"]
-    overlaps = tl.overlaps(until)
-    cells: list[Cell] = []
-    for col in range(width):
-        lo, hi = t0 + col * dt, t0 + (col + 1) * dt
-        if _coverage(overlaps, lo, hi) >= 0.3 * dt:
-            cells.append(Cell.OVERLAP)
-        elif _coverage(tokens, lo, hi) >= 0.3 * dt:
-            cells.append(Cell.BACKCHANNEL)
-        elif _coverage(speech, lo, hi) >= 0.3 * dt:
-            cells.append(Cell.SPEECH)
-        else:
-            cells.append(Cell.EMPTY)
-    # Short things must not vanish at a coarse scale: give each at least one cell.
-    for kind, intervals in ((Cell.BACKCHANNEL, tokens), (Cell.OVERLAP, overlaps)):
-        for a, b in intervals:
-            mid = column((a + b) / 2, t0, t1, width)
-            if mid is not None and cells[mid] is not Cell.OVERLAP:
-                cells[mid] = kind
-    return cells
-
-
-def column(t: float, t0: float, t1: float, width: int) -> int | None:
-    """The column holding time ``t``, or None outside [t0, t1)."""
-    if t1 <= t0 or t < t0 or t >= t1:
-        return None
-    return min(width - 1, int((t - t0) / (t1 - t0) * width))
-
-
-MARK_PRIORITY = {
-    MarkKind.CUT: 3,
-    MarkKind.INTERRUPTION: 2,
-    MarkKind.BACKCHANNEL: 1,
-    MarkKind.PAUSE: 0,
-}
-
-
-def mark_cells(
-    tl: Timeline,
-    t0: float,
-    t1: float,
-    width: int,
-    *,
-    until: float | None = None,
-    kinds: frozenset[MarkKind] | None = None,
-) -> dict[int, Mark]:
-    """The most important mark per column (a cut beats an interruption beats a pause);
-    only marks of ``kinds`` when given."""
-    out: dict[int, Mark] = {}
-    for mark in tl.marks:
-        if until is not None and mark.t > until:
-            continue
-        if kinds is not None and mark.kind not in kinds:
-            continue
-        col = column(mark.t, t0, t1, width)
-        if col is None:
-            continue
-        if col not in out or MARK_PRIORITY[mark.kind] > MARK_PRIORITY[out[col].kind]:
-            out[col] = mark
-    return out
-
-
-def tick_step(span_s: float, slots: int) -> float:
-    """A round tick spacing (0.5, 1, 2, 5, 10 ... s) giving at most ``slots`` ticks."""
-    slots = max(1, slots)
-    for step in (0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0):
-        if span_s / step <= slots:
-            return step
-    return 600.0
-
-
-def ticks(t0: float, t1: float, slots: int) -> list[float]:
-    """Tick times in [t0, t1] at a round spacing."""
-    step = tick_step(t1 - t0, slots)
-    first = math.ceil(t0 / step - 1e-9) * step
-    out = []
-    t = first
-    while t <= t1 + 1e-9:
-        out.append(round(t, 3))
-        t += step
-    return out
+__all__ = [
+    "CallerWords",
+    "Cell",
+    "Lane",
+    "LaneSpan",
+    "Mark",
+    "MarkKind",
+    "Timeline",
+    "TimelineBuilder",
+    "TranscriptLine",
+    "build_timeline",
+    "column",
+    "focus_window",
+    "follow_window",
+    "lane_cells",
+    "mark_cells",
+    "tick_step",
+    "ticks",
+]

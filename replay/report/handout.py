@@ -22,7 +22,7 @@ from replay.gallery.explain import (
 )
 from replay.gallery.model import GalleryEntry
 from replay.gallery.runner import GalleryRun
-from replay.gallery.timeline import LaneSpan, MarkKind, Timeline, ticks
+from replay.timeline.lanes import LaneSpan, MarkKind, Timeline, ticks
 
 SVG_W = 760
 LABEL_W = 64
