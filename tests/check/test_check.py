@@ -295,3 +295,22 @@ def test_without_expect_a_scenario_from_a_file_is_not_looked_up(
     # log names, so its [expect] comes with --expect FILE.
     code, out, err = check(capsys, str(runs.yielding))
     assert code == 2 and out == "" and "no expectations" in err and "--expect FILE" in err
+
+
+def test_compare_says_the_agent_that_never_yields_regressed(
+    runs: Runs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cutin compare` on the same two recorded runs (tests/check/test_compare.py has the
+    rest, on runs crafted to the millisecond)."""
+    capsys.readouterr()
+    argv = ["--keep-lagged", "--json", "--resamples", "500"]
+    code = main(["compare", str(runs.yielding), str(runs.never), "--only", "yield_rate", *argv])
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 1 and row["verdict"] == "regressed", row
+    assert row["base"] >= 0.9 and row["new"] == 0.0 and row["interval"][1] < 0, row
+    assert row["n_base"] >= 10 and row["n_new"] >= 10
+    # The yielding run against itself: the same calls pair and nothing changed.
+    code = main(["compare", str(runs.yielding), str(runs.yielding), *argv])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["paired"] and result["counts"]["regressed"] == 0
+    assert rows(result)["yield_rate"]["verdict"] == "no change"
