@@ -25,12 +25,20 @@ from typing import Any
 OFFER_PATH = "/api/offer"
 
 
-def pace_from_first_frame() -> None:
-    """Pipecat's SmallWebRTC output track (``RawAudioTrack``) paces its frames from the
-    moment it was made; the pipeline's start (loading Silero and whisper) holds its first
-    frame back by seconds, and it then sends all of them at once to catch up, so the
-    greeting reaches the caller seconds late, in a burst. Here its clock starts at its
-    first frame, as a browser's own sender does."""
+LATE_S = 0.06
+"""How far behind its clock the bot's audio track may fall before it drops the debt."""
+OUT_CHUNKS = 4
+"""The bot's audio writes, in 10 ms frames (Pipecat's default)."""
+
+
+def pace_in_real_time() -> None:
+    """Pipecat's SmallWebRTC output track (``RawAudioTrack``) paces its 10 ms frames from
+    the moment it was made and, when its event loop was held up (the pipeline's start
+    loading Silero and whisper, a transcription on a busy machine), sends every frame it
+    owes at once to catch up: the caller then hears the bot seconds late, in a burst, and
+    behind its own account of what it said. Here the track's clock restarts whenever it
+    has fallen over :data:`LATE_S` behind, as a real-time sender (a browser's microphone)
+    does: a held-up bot leaves a gap, never a backlog."""
     from pipecat.transports.smallwebrtc.transport import RawAudioTrack
 
     if getattr(RawAudioTrack, "_cutin_paced", False):
@@ -38,8 +46,10 @@ def pace_from_first_frame() -> None:
     recv = RawAudioTrack.recv
 
     async def paced_recv(self: Any) -> Any:
-        if self._timestamp == 0:
-            self._start = time.time()
+        now = time.time()
+        due = self._start + self._timestamp / self._sample_rate
+        if self._timestamp == 0 or now - due > LATE_S:
+            self._start = now - self._timestamp / self._sample_rate
         return await recv(self)
 
     RawAudioTrack.recv = paced_recv
@@ -52,8 +62,12 @@ def webrtc_transport(connection: Any) -> Any:
     from pipecat.transports.base_transport import TransportParams
     from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
-    pace_from_first_frame()
-    params = TransportParams(audio_in_enabled=True, audio_out_enabled=True)
+    pace_in_real_time()
+    # Pipecat's default 40 ms writes, stated: the frame being written when the bot is
+    # interrupted still goes out (so 40 ms of its audio follows its own stop).
+    params = TransportParams(
+        audio_in_enabled=True, audio_out_enabled=True, audio_out_10ms_chunks=OUT_CHUNKS
+    )
     return SmallWebRTCTransport(webrtc_connection=connection, params=params)
 
 

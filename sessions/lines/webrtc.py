@@ -75,13 +75,16 @@ MAX_CHANNEL_RATE = 1 << 20
 transcripts and speaking events is a few KiB a second)."""
 MAX_CALLER_S = 2.0
 """Caller audio waiting for the track (the network stalled): older audio is dropped."""
-MAX_BACKLOG_S = 0.2
-"""Agent audio queued beyond this (it came faster than real time: Pipecat's SmallWebRTC
-track catches its clock up in a burst when its pipeline starts late) has its silent
-frames skipped, as a browser's jitter buffer (NetEq) drops silence to catch up; speech
-is always played."""
+BACKLOG_MARGIN_S = 0.04
+"""Agent audio queued beyond the playout depth plus this came faster than real time (a
+sender catching its clock up in a burst: Pipecat's SmallWebRTC track does after its
+event loop was held up); its silent frames are skipped until the queue is back within
+it, as a browser's jitter buffer (NetEq) shortens silence to return to its target delay,
+so a burst never adds to every later latency. Speech is always played."""
 SILENT = 1e-3
 """A frame whose peak is under this (−60 dBFS) is silence."""
+SOUND = 0.01
+"""A frame whose peak reaches this is the agent's sound (for ``sound_queued_s``)."""
 RTVI_SPEAKING = frozenset({"bot-started-speaking", "bot-stopped-speaking"})
 CLIENT_READY = {"label": "rtvi-ai", "type": "client-ready", "id": "cutin-ready",
                 "data": {"version": "1.0.0", "about": {"library": "cutin"}}}  # fmt: skip
@@ -140,7 +143,9 @@ class WebRTCLine:
         self.bytes_dropped = 0
         self.frames_received = 0
         self.silence_skipped = 0
-        """Samples (16 kHz) of the agent's silence skipped to keep up (see MAX_BACKLOG_S)."""
+        self._sound_end = 0
+        """Where (playout timeline) the agent's last sound that came ends."""
+        """Samples (16 kHz) of the agent's silence skipped to keep up (see BACKLOG_MARGIN_S)."""
         self.rtvi: list[tuple[float, str]] = []
         """(monotonic, type) of the RTVI speaking events, the second opinion (bounded)."""
 
@@ -366,20 +371,23 @@ class WebRTCLine:
         self.frames_received += 1
         audio16 = resampler.process(mono)
         peak = float(np.abs(audio16).max(initial=0.0))
-        if self.playout.buffered_s > MAX_BACKLOG_S and peak < SILENT:
+        backlog = self.playout.depth_s + BACKLOG_MARGIN_S
+        if self.playout.buffered_s > backlog and peak < SILENT:
             # A burst ahead of real time (a sender catching up its clock): its silence
             # is dropped, as a WebRTC receiver's jitter buffer does, not queued as delay.
             self.silence_skipped += audio16.size
             self._board.once(
                 "silence_skipped",
                 NoticeKind.NOTE,
-                f"the agent's audio came over {MAX_BACKLOG_S * 1000:.0f} ms ahead of real time;"
+                f"the agent's audio came over {backlog * 1000:.0f} ms ahead of where it plays;"
                 " its silence is skipped until it is back in step (the total is in the"
                 " line's summary)",
-                {"kind": "silence_skipped", "max_backlog_s": MAX_BACKLOG_S},
+                {"kind": "silence_skipped", "max_backlog_s": round(backlog, 3)},
             )
             return
         self.playout.push(audio16)
+        if peak >= SOUND:
+            self._sound_end = int(getattr(self.playout, "_end", 0))
         if self.playout.dropped:
             dropped = self.playout.dropped / LINE_RATE
             self._board.once(
@@ -450,6 +458,12 @@ class WebRTCLine:
             if len(self.rtvi) < 10_000:
                 self.rtvi.append((time.monotonic(), kind))
             data["second_opinion"] = True
+            # The agent's audio that had come but not played yet, and how long its sound
+            # in it lasts: what it said before this is still heard for that long (the
+            # audio path's lag behind its own account).
+            data["queued_s"] = round(self.playout.buffered_s, 3)
+            unheard = max(0, self._sound_end - self.playout.taken) / LINE_RATE
+            data["sound_queued_s"] = round(unheard, 3)
             self._board.notify(NoticeKind.AGENT_EVENT, f"the agent says: {kind}", data)
             return
         payload = event.get("data")
