@@ -337,3 +337,14 @@ register(
         rates=(8000, 16000),
     )
 )
+register(
+    Transport(
+        kind="webrtc",
+        about="WebRTC (Pipecat SmallWebRTC)",
+        audio="Opus 48 kHz",
+        builder="sessions.lines.webrtc:make_line",
+        prefix="webrtc:",
+        schemes=("http", "https"),
+        options="CUTIN_WEBRTC_ICE_SERVERS",
+    )
+)
