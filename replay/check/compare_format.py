@@ -134,7 +134,7 @@ def render_markdown(result: CompareResult) -> str:
 
 
 def _message(row: CompareRow) -> str:
-    return (
+    return terminal_line(
         f"{row.measure}: base {number(row.base, row.unit)}, new {number(row.new, row.unit)}, "
         f"difference {_signed(row.difference, row.unit)} (95% interval {interval(row)}), "
         f"n {row.n_base}/{row.n_new}; {row.verdict}: {row.note}"
@@ -150,13 +150,15 @@ def render_junit(result: CompareResult) -> str:
             cases.append(Case(row.measure, message, kind, row.verdict.upper() + ": "))
         else:
             cases.append(Case(row.measure, message, skipped=row.verdict == NOT_ENOUGH))
-    for flag in result.flags:
+    for flag in map(terminal_line, result.flags):
         cases.append(Case("flagged: " + flag.split(":")[0], flag + " (not like for like)",
                           skipped=True))  # fmt: skip
     if not result.compared:
         cases.append(Case("compared", "no measure had enough data on both sides",
                           "not-enough-data", "NOTHING COMPARED: "))  # fmt: skip
-    return junit_xml("cutin compare", "cutin.compare", cases, result.notes)
+    return junit_xml(
+        "cutin compare", "cutin.compare", cases, [terminal_line(n) for n in result.notes]
+    )
 
 
 __all__ = ["HEADERS", "cells", "interval", "render_junit", "render_markdown", "summary", "table",

@@ -238,6 +238,17 @@ def test_runs_of_another_scenario_dials_or_version_are_flagged(
     assert "FLAGGED: different scenarios" in capsys.readouterr().out
     err = bad(capsys, base, other, "--strict")
     assert "different scenarios" in err
+    # A scenario name with escape sequences is flagged inert in every rendering.
+    evil = write_run(tmp_path / "evil", lat, scenario="\x1b]0;owned\x07\x1b[2Jx\u2028y")
+    capsys.readouterr()
+    assert (
+        main(["compare", str(base), str(evil), "--junit", str(junit), "--markdown", str(md)]) == 0
+    )
+    out = (
+        capsys.readouterr().out + junit.read_text(encoding="utf-8") + md.read_text(encoding="utf-8")
+    )
+    assert "FLAGGED: different scenarios" in out
+    assert not any(c in out for c in ("\x1b", "\x07", "\u2028"))
 
 
 def test_lagged_calls_are_left_out_and_counted(
