@@ -21,10 +21,11 @@ one call's turn) go into one input of at most :data:`PACK_S` seconds, each follo
 - **No temperature fallback, a loop guard.** With the fallback on, a window of similar
   lines from several calls fell back to sampling and one run spun for 8 CPU-minutes.
   Each window is decoded once; :func:`repetition_loop` watches the words as segments
-  come out and a loop (an n-gram repeated back to back) is cut where it starts, logged
-  for each call whose piece it touched, and decoding stops there. Pieces that lay wholly
-  after the cut go round once more in a later pack; a second loop leaves them without
-  words (their speech stays estimated).
+  come out and a loop (an n-gram repeated back to back within one piece: the same line
+  from several calls, packed together, is no loop) is cut where it starts, logged for
+  each call whose piece it touched (a ``line`` event ``stt_cut``: the call goes on), and
+  decoding stops there. Pieces that lay wholly after the cut go round once more in a
+  later pack; a second loop leaves them without words (their speech stays estimated).
 
 Measured against the text the known agent really speaks (``bench/bench_stt_pack.py``,
 ``docs/capacity.md``, "Speech-to-text").
@@ -80,7 +81,9 @@ class PieceResult:
     words: list[TimedWord]
     """The piece's words on its own clock (its ``t0`` + seconds into the piece)."""
     note: str | None = None
-    """A loop cut in the pack this piece was in, or a failure: one line to log."""
+    """A loop cut in the pack this piece was in: one line to log (the call goes on)."""
+    error: str | None = None
+    """The model failed on this pack: one line to log as an error."""
 
 
 # ---- pure parts -----------------------------------------------------------------------
@@ -128,30 +131,60 @@ def repetition_loop(
 class LoopGuard:
     """A :data:`~sessions.speech.stt.WordsGuard` for a pack of ``audio_s`` seconds: cuts
     at a repetition loop, or at more words than any speaker says in that time
-    (:data:`MAX_WORDS_PER_S`). ``cut_t`` is where it cut (seconds into the pack)."""
+    (:data:`MAX_WORDS_PER_S`). ``cut_t`` is where it cut (seconds into the pack).
 
-    def __init__(self, audio_s: float) -> None:
+    With ``spans`` (the pieces' places in the pack), each piece's words are checked on
+    their own: the same line said by several calls at once, packed one after another,
+    is several sayings, not a loop. A loop the model falls into runs on within a piece
+    (or spills into the next one's span, where it is caught again)."""
+
+    def __init__(self, audio_s: float, spans: Sequence[Span] = ()) -> None:
         self.audio_s = audio_s
+        self.spans = list(spans) or [Span(0.0, audio_s)]
         self.limit = round(MAX_WORDS_PER_S * audio_s) + 20
         self.cut_t: float | None = None
 
-    def __call__(self, words: Sequence[TimedWord]) -> tuple[int, str] | None:
-        found = repetition_loop([w.word for w in words])
-        if found is not None:
-            cut, n, count = found
-            said = " ".join(w.word for w in words[cut - n : cut])
-            self.cut_t = words[cut].start
-            return cut, (
-                f"speech-to-text repeated {said!r} {count} times (a repetition loop): "
-                f"cut at {self.cut_t:.2f} s into its input and not decoded further"
-            )
-        if len(words) > self.limit:
-            self.cut_t = words[self.limit].start
-            return self.limit, (
-                f"speech-to-text produced over {self.limit} words for {self.audio_s:.1f} s "
-                "of audio (a runaway): cut there"
-            )
+    def _piece_of(self, w: TimedWord) -> int | None:
+        mid = (w.start + w.end) / 2
+        for k, span in enumerate(self.spans):
+            if span.start <= mid < span.end:
+                return k
         return None
+
+    def __call__(self, words: Sequence[TimedWord]) -> tuple[int, str] | None:
+        by_piece: dict[int, list[int]] = {}
+        for i, w in enumerate(words):
+            k = self._piece_of(w)
+            if k is not None:
+                by_piece.setdefault(k, []).append(i)
+        found: tuple[int, str] | None = None
+        for k, indices in by_piece.items():
+            span = self.spans[k]
+            loop = repetition_loop([words[i].word for i in indices])
+            if loop is not None:
+                cut, n, count = loop
+                said = " ".join(words[i].word for i in indices[cut - n : cut])
+                why = f"speech-to-text repeated {said!r} {count} times (a repetition loop)"
+                if found is None or indices[cut] < found[0]:
+                    found = (indices[cut], why)
+            most = round(MAX_WORDS_PER_S * (span.end - span.start)) + 10
+            if len(indices) > most and (found is None or indices[most] < found[0]):
+                found = (
+                    indices[most],
+                    f"speech-to-text heard over {most} words in {span.end - span.start:.1f} s "
+                    "of audio (a runaway)",
+                )
+        if found is None and len(words) > self.limit:
+            found = (
+                self.limit,
+                f"speech-to-text produced over {self.limit} words for {self.audio_s:.1f} s "
+                "of audio (a runaway)",
+            )
+        if found is None:
+            return None
+        index, why = found
+        self.cut_t = words[index].start
+        return index, f"{why}: cut at {self.cut_t:.2f} s into its input, not decoded further"
 
 
 def fits(durations: Sequence[float], *, pack_s: float = PACK_S, gap_s: float = GAP_S) -> int:
@@ -201,6 +234,21 @@ def assign_words(
 
 
 # ---- the shared worker ----------------------------------------------------------------
+
+STT_NICE = 10
+"""The packing worker's thread runs this much nicer than the process (Linux): when the
+cores are short, the pump's frames win and the words wait (the rule estimates them)."""
+
+
+def _lower_priority() -> None:
+    """Make the calling thread nicer by :data:`STT_NICE` (on Linux a thread has its own
+    nice value, and the model's helper threads it starts inherit it); elsewhere nothing."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(AttributeError, OSError):
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + STT_NICE)
 
 
 @dataclass(eq=False)
@@ -267,6 +315,7 @@ class PackedTranscriber:
         return future
 
     def _run(self) -> None:
+        _lower_priority()
         while True:
             batch = self._next_pack()
             try:
@@ -274,7 +323,9 @@ class PackedTranscriber:
             except Exception as exc:  # the worker must go on serving the other calls
                 for item in batch:
                     if not item.future.done():
-                        item.future.set_result(PieceResult([], f"{type(exc).__name__}: {exc}"))
+                        item.future.set_result(
+                            PieceResult([], error=f"{type(exc).__name__}: {exc}")
+                        )
 
     def _next_pack(self) -> list[_Waiting]:
         """Wait for pieces; return the next pack once it is full or its first piece has
@@ -321,12 +372,12 @@ class PackedTranscriber:
         after a loop cut (``len(pieces)`` when nothing was cut)."""
         audio, spans = pack(pieces, gap_s=self.gap_s)
         seconds = audio.size / SAMPLE_RATE
-        guard = LoopGuard(seconds)
+        guard = LoopGuard(seconds, spans)
         try:
             transcript = self.transcriber.transcribe(audio, fallback=False, guard=guard)
         except Exception as exc:  # an STT failure must not end a call: logged, estimated
             failed = f"{type(exc).__name__}: {exc}"
-            return [PieceResult([], failed) for _ in pieces], len(pieces)
+            return [PieceResult([], error=failed) for _ in pieces], len(pieces)
         self.stats.packs += 1
         self.stats.pieces += len(pieces)
         self.stats.audio_s += seconds

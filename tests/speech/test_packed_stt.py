@@ -8,7 +8,6 @@ is pure and fed a made-up word stream (a real model cannot be made to loop on de
 from __future__ import annotations
 
 import re
-import threading
 from concurrent.futures import Future
 
 import numpy as np
@@ -26,7 +25,7 @@ from sessions.speech.packing import (
     pack,
     repetition_loop,
 )
-from sessions.speech.stt import Transcriber
+from sessions.speech.stt import Transcriber, Transcript
 from sessions.speech.tts import EspeakTts
 from sessions.speech.vad import load_vad
 from sessions.speech.words import TimedWord
@@ -88,9 +87,27 @@ def test_the_guard_cuts_a_looping_word_stream_and_says_so() -> None:
 
 def test_the_guard_cuts_a_runaway_without_a_loop() -> None:
     words = [TimedWord(f"w{k}", 0.01 * k, 0.01 * k + 0.005) for k in range(200)]
-    guard = LoopGuard(audio_s=2.0)  # 7 words/s × 2 s + 20 = 34 words at most
+    guard = LoopGuard(audio_s=2.0)  # one piece: 7 words/s × 2 s + 10 = 24 words at most
     cut = guard(words)
-    assert cut is not None and cut[0] == 34 and "runaway" in cut[1]
+    assert cut is not None and cut[0] == 24 and "runaway" in cut[1]
+
+
+def test_the_same_line_from_several_calls_in_one_pack_is_no_loop() -> None:
+    """Four calls to one agent hear its greeting at once; packed back to back, the line
+    repeats four times in the input, once in each piece."""
+    line = words_of("Hello, you are through to the test line.")
+    spans = [Span(4.5 * k, 4.5 * k + 4.0) for k in range(4)]
+    words = [
+        TimedWord(w, span.start + 0.3 * i, span.start + 0.3 * i + 0.2)
+        for span in spans
+        for i, w in enumerate(line)
+    ]
+    assert repetition_loop([w.word for w in words]) is not None  # as one stream: a loop
+    assert LoopGuard(18.0, spans)(words) is None  # piece by piece: four sayings
+    # A loop inside one of the pieces (after its line) is still cut, at its second saying.
+    looping = [TimedWord("again", 11.5 + 0.05 * i, 11.53 + 0.05 * i) for i in range(9)]
+    cut = LoopGuard(18.0, spans)(sorted([*words, *looping], key=lambda w: w.start))
+    assert cut is not None and "'again' 9 times" in cut[1]
 
 
 def test_a_transcriber_stops_decoding_at_the_guards_cut(
@@ -179,30 +196,30 @@ def test_agent_ears_of_two_calls_on_one_packer_keep_their_own_words(
     assert packer.stats.packs <= 2  # the two calls' pieces shared inputs
 
 
+class Looping:
+    """A stand-in model that loops on every input (a real one cannot be made to on
+    demand): "again" every 0.1 s from 0.2 s, for as long as the guard lets it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def transcribe(self, audio: np.ndarray, **kw: object) -> Transcript:
+        self.calls += 1
+        guard = kw["guard"]
+        assert kw["fallback"] is False
+        words: list[TimedWord] = []
+        for k in range(1000):  # a model that would go on forever
+            words.append(TimedWord("again", 0.2 + 0.1 * k, 0.25 + 0.1 * k))
+            cut = guard(words)  # type: ignore[operator]
+            if cut is not None:
+                del words[cut[0] :]
+                return Transcript("", words, audio.size / SAMPLE_RATE, cut[1])
+        raise AssertionError("the guard never cut")
+
+
 def test_a_loop_in_a_pack_is_logged_for_each_call_it_touched_and_nothing_spins() -> None:
-    """A stand-in model that loops on every input: each piece's result carries the note,
-    the pieces after the cut go round once more, then come back without words."""
-
-    class Looping:
-        def __init__(self) -> None:
-            self.calls = 0
-            self.lock = threading.Lock()
-
-        def transcribe(self, audio: np.ndarray, **kw: object) -> object:
-            from sessions.speech.stt import Transcript
-
-            self.calls += 1
-            guard = kw["guard"]
-            assert kw["fallback"] is False
-            words: list[TimedWord] = []
-            for k in range(1000):  # a model that would go on forever
-                words.append(TimedWord("again", 0.2 + 0.1 * k, 0.25 + 0.1 * k))
-                cut = guard(words)  # type: ignore[operator]
-                if cut is not None:
-                    del words[cut[0] :]
-                    return Transcript("", words, audio.size / SAMPLE_RATE, cut[1])
-            raise AssertionError("the guard never cut")
-
+    """A model that loops on every input: each piece's result carries the note, the
+    pieces after the cut go round once more, then come back without words."""
     model = Looping()
     packer = PackedTranscriber(model, max_wait_s=0.05)  # type: ignore[arg-type]
     pieces = [np.full(SAMPLE_RATE * 2, 0.1, np.float32) for _ in range(3)]
@@ -214,3 +231,16 @@ def test_a_loop_in_a_pack_is_logged_for_each_call_it_touched_and_nothing_spins()
     assert packer.stats.loops == 2
     # "again" once before each cut; the last piece, after the cut twice, gets no words.
     assert [len(r.words) for r in results] == [1, 1, 0]
+
+
+def test_the_ears_log_a_loop_cut_as_a_note_not_an_error() -> None:
+    """A loop cut is logged (a ``line`` event ``stt_cut``), and the call goes on: an
+    error would file a batch's call as failed."""
+    packer = PackedTranscriber(Looping(), max_wait_s=0.05)  # type: ignore[arg-type]
+    ears = AgentEars(load_vad("onnx"), Looping(), inline=False, packer=packer)  # type: ignore[arg-type]
+    ears.start_turn(0.0)
+    ears.push(np.full(SAMPLE_RATE * 2, 0.1, np.float32), speaking=True, frame_s=2.0)
+    words = ears.close_turn().result(timeout=10)
+    assert [w.word for w in words] == ["again"]
+    assert len(ears.notes) == 1 and "repetition loop" in ears.notes[0]
+    assert ears.errors == []

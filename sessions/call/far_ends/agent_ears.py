@@ -108,6 +108,8 @@ class AgentEars:
         self._words_total = 0
         self._speech_total_s = 0.0
         self.errors: list[str] = []
+        self.notes: list[str] = []
+        """Words cut from a transcript (a repetition loop): logged, the call goes on."""
         self._abandoned = False
 
     # ---- per frame ----------------------------------------------------------------
@@ -192,15 +194,18 @@ class AgentEars:
         done: Future[None] = Future()
 
         def back(f: Future[PieceResult]) -> None:
+            note = error = None
             try:
                 result = f.result()
-                words, note = result.words, result.note
+                words, note, error = result.words, result.note, result.error
             except CancelledError:
-                words, note = [], None
+                words = []
             except Exception as exc:  # the worker sets results only; never the call's end
-                words, note = [], f"{type(exc).__name__}: {exc}"
+                words, error = [], f"{type(exc).__name__}: {exc}"
             if note is not None:
-                self.errors.append(note)
+                self.notes.append(note)
+            if error is not None:
+                self.errors.append(error)
             kept = [w for w in words if (w.start + w.end) / 2 >= skip_before - 1e-6]
             with turn.lock:
                 turn.words.extend(kept)

@@ -505,6 +505,9 @@ class LineFarEnd:
             for err in self.ears.errors:
                 e.emit(ErrorEvent(t=c.t, where="stt", message=err))
             self.ears.errors.clear()
+            notes, self.ears.notes = self.ears.notes, []
+            for note in notes:  # words cut from a transcript (a loop): the call goes on
+                e.emit(LineEvent(t=c.t, kind="stt_cut", detail=note))
             turn = c.turn
             self._report_words(turn, words)
             text = " ".join(w.word for w in words)
