@@ -464,6 +464,9 @@ class WebRTCLine:
             data["queued_s"] = round(self.playout.buffered_s, 3)
             unheard = max(0, self._sound_end - self.playout.taken) / LINE_RATE
             data["sound_queued_s"] = round(unheard, 3)
+            # Where, on the call's clock, that sound ends (the playout's sample i plays at
+            # i / 16000 s): the event's own time is only known to the loop's frame.
+            data["sound_until_t"] = round(self._sound_end / LINE_RATE, 4)
             self._board.notify(NoticeKind.AGENT_EVENT, f"the agent says: {kind}", data)
             return
         payload = event.get("data")
