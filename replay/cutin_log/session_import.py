@@ -83,6 +83,9 @@ def trial_from_session(session: Session) -> Trial:
         duration=duration if duration or last_t else None,
     )
     trial.meta["end_reason"] = end.reason if end is not None else None
+    # How late the call processed its frames (a lagged call's timings are flagged).
+    if end is not None and end.frame_lag is not None:
+        trial.meta["frame_lag"] = end.frame_lag.model_dump()
     trial.meta["events"] = len(session.events) + session.unknown  # those read, not kept
     # The one realized count (the live panel's and the audit's), for the reports.
     trial.meta["realized"] = log.realized.snapshot.line()

@@ -11,6 +11,7 @@ from replay.model import JudgeVerdict, Trial, Turn
 from replay.plural import noun, plural
 from replay.report.agent_render import call_html
 from replay.report.black_box import cut_marks, turn_cut
+from replay.report.call_timeline import TIMELINE_CSS, AudioBudget, call_section_html, lag_warning
 from replay.report.confidence import marked, unsure_indices
 from replay.report.data import build_report
 from replay.report.wording import (
@@ -148,7 +149,7 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
         f"<title>cutin report · {plural(s['trials'], 'trial')}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>{_CSS}{TIMELINE_CSS}</style></head><body>",
         "<h1>cutin report</h1>",
         f"<p><b>{s['trials']}</b> {noun(s['trials'], 'trial')} · "
         f'<b class="fail">{s["failed"]}</b> failed · '
@@ -184,13 +185,16 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
             f'<td class="num">{len(t.turns)}</td></tr>'
         )
     out.append("</table>")
+    audio = AudioBudget()  # one audio cap for the whole page
     for i, t in enumerate(trials):
         cls = outcome(t)
-        opened = " open" if t.failed else ""
+        opened = " open" if t.failed or len(trials) == 1 else ""
         title = _h(trial_title(t))
         out.append(f'<details id="t{i}"{opened}><summary class="{cls}">{title}</summary><div>')
         out.append(f'<p class="meta">{_h(" · ".join(trial_meta_line(t)))}</p>')
+        out.append(lag_warning(t))  # issue 30: beside the call's timings
         out.extend(call_html(t, _h))
+        out.extend(call_section_html(t, audio))  # the timeline and its audio (issue 30)
         out.extend(_html_verdict(v) for v in t.current_verdicts() if v.scope == "call")
         out.extend(f'<div class="warn">warning: {_h(w)}</div>' for w in t.warnings)
         groups = judge_groups([t])

@@ -42,7 +42,15 @@ class MarkKind(StrEnum):
     """The caller comes in over the agent."""
     BACKCHANNEL = "backchannel"
     CUT = "cut"
-    """The agent stops speaking mid-turn."""
+    """The agent stops speaking mid-turn (a black-box agent: where the caller began)."""
+    STOP = "stop"
+    """A black-box agent's audio stopped after an interruption (``agent_yield``)."""
+    TALKED_ON = "talked-on"
+    """A black-box agent did not yield within the window after an interruption."""
+    FALSE_YIELD = "false-yield"
+    """A black-box agent stopped after a backchannel."""
+    NO_RESPONSE = "no-response"
+    """No agent turn within the response window after the caller's turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,25 @@ class Mark:
     label: str
     by_rule: bool = False
     """True when the rule engine decided it (False: a scripted or manual action)."""
+    detail: str = ""
+    """A sentence for the reader (a hover title): the rule's decision, a latency."""
+
+
+IntervalKind = Literal[
+    "yield", "talk-over", "false-yield", "dead-air", "no-response", "agent-sound"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A stretch the report draws below (or inside) the lanes: the time from the caller's
+    onset to the agent's stop (``yield``, ``false-yield``), the agent's talk-over, a
+    dead-air gap, or where the recording has the agent's sound."""
+
+    kind: IntervalKind
+    start: float
+    end: float
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +110,7 @@ class Timeline:
     marks: list[Mark] = field(default_factory=list)
     lines: list[TranscriptLine] = field(default_factory=list)
     end_t: float = 0.0
+    intervals: list[Interval] = field(default_factory=list)
 
     def lane(self, lane: Lane, until: float | None = None) -> list[LaneSpan]:
         """Spans of one lane, clipped at ``until`` (the playhead) when given."""
@@ -239,6 +267,10 @@ def column(t: float, t0: float, t1: float, width: int) -> int | None:
 
 
 MARK_PRIORITY = {
+    MarkKind.STOP: 4,
+    MarkKind.FALSE_YIELD: 4,
+    MarkKind.TALKED_ON: 4,
+    MarkKind.NO_RESPONSE: 1,
     MarkKind.CUT: 3,
     MarkKind.INTERRUPTION: 2,
     MarkKind.BACKCHANNEL: 1,
@@ -290,3 +322,104 @@ def ticks(t0: float, t1: float, slots: int) -> list[float]:
         out.append(round(t, 3))
         t += step
     return out
+
+
+# ---- the SVG's strips --------------------------------------------------------------
+
+STRIP_S = 60.0
+"""One strip of the report's timeline: a minute of the call."""
+STRIP_W = 1200.0
+"""A strip's drawing width (SVG user units): 20 units a second."""
+SvgRow = Literal["agent", "caller", "marks", "gaps"]
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One thing drawn on a strip: a bar (``w`` > 0) or a point mark (``w`` = 0) in
+    ``row``, at x (``0 .. width``), with the times it stands for."""
+
+    row: SvgRow
+    kind: str
+    """speech | backchannel | overlap | an :data:`IntervalKind` | a :class:`MarkKind`."""
+    x: float
+    w: float
+    t: float
+    t_end: float
+    label: str = ""
+    detail: str = ""
+
+
+def strips(end_t: float, strip_s: float = STRIP_S) -> list[tuple[float, float]]:
+    """[t0, t1) windows of ``strip_s`` covering the call (at least one)."""
+    end = end_t if math.isfinite(end_t) and end_t > 0 else 0.0
+    n = max(1, math.ceil(end / strip_s - 1e-9))
+    return [(round(i * strip_s, 6), round((i + 1) * strip_s, 6)) for i in range(n)]
+
+
+def x_of(t: float, t0: float, t1: float, width: float = STRIP_W) -> float:
+    """Where time ``t`` is on a strip [t0, t1) drawn ``width`` wide (clamped to it)."""
+    if t1 <= t0:
+        return 0.0
+    return round(min(width, max(0.0, (t - t0) / (t1 - t0) * width)), 2)
+
+
+def t_of(x: float, t0: float, t1: float, width: float = STRIP_W) -> float:
+    """The inverse of :func:`x_of` (what a reader of the SVG gets back)."""
+    return t0 + x / width * (t1 - t0)
+
+
+_INTERVAL_ROW: dict[str, SvgRow] = {
+    "agent-sound": "agent",
+    "yield": "marks",
+    "talk-over": "marks",
+    "false-yield": "marks",
+    "dead-air": "gaps",
+    "no-response": "gaps",
+}
+_MARK_ROW: dict[MarkKind, SvgRow] = {
+    MarkKind.CUT: "agent",
+    MarkKind.STOP: "agent",
+    MarkKind.TALKED_ON: "agent",
+    MarkKind.FALSE_YIELD: "agent",
+    MarkKind.INTERRUPTION: "caller",
+    MarkKind.BACKCHANNEL: "caller",
+    MarkKind.PAUSE: "marks",
+    MarkKind.NO_RESPONSE: "gaps",
+}
+
+
+def layout_strip(tl: Timeline, t0: float, t1: float, width: float = STRIP_W) -> list[Shape]:
+    """Everything of ``tl`` that falls in [t0, t1), placed: bars first (drawn below),
+    then point marks (drawn on top), each in time order."""
+
+    def bar(row: SvgRow, kind: str, a: float, b: float, label: str, detail: str = "") -> None:
+        if b < t0 or a >= t1 or b < a:
+            return
+        x0, x1 = x_of(a, t0, t1, width), x_of(b, t0, t1, width)
+        bars.append(Shape(row, kind, x0, max(x1 - x0, 1.0), a, b, label, detail))
+
+    bars: list[Shape] = []
+    for iv in tl.intervals:
+        bar(_INTERVAL_ROW[iv.kind], iv.kind, iv.start, iv.end, iv.label)
+    here = [s for s in tl.spans if s.end >= t0 and s.start < t1]
+    for span in here:
+        bar(span.lane, span.kind, span.start, span.end, span.text)
+    for lo, hi in Timeline(spans=here).overlaps():
+        bar("caller", "overlap", lo, hi, "both at once")
+    points = [
+        Shape(
+            _MARK_ROW[m.kind],
+            m.kind.value,
+            x_of(m.t, t0, t1, width),
+            0.0,
+            m.t,
+            m.t,
+            m.label,
+            m.detail,
+        )
+        for m in tl.marks
+        if t0 <= m.t < t1
+    ]
+    bars.sort(key=lambda s: (s.t, s.row))
+    points.sort(key=lambda s: s.t)
+    return bars + points
