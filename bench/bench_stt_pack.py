@@ -97,7 +97,9 @@ def _words(ws: list[Any]) -> list[str]:
     return [n for w in ws for n in normalize(w.word)[:1]]
 
 
-def measure(model: str | None = None, calls: int = CALLS) -> dict[str, Any]:
+def measure(
+    model: str | None = None, calls: int = CALLS, only: tuple[str, ...] = ()
+) -> dict[str, Any]:
     from sessions.speech.packing import PackedTranscriber, fits
     from sessions.speech.stt import Transcriber
 
@@ -112,13 +114,17 @@ def measure(model: str | None = None, calls: int = CALLS) -> dict[str, Any]:
     transcriber.transcribe(np.zeros(16_000, np.float32))  # warm: VAD and tokenizer loaded
     out: dict[str, Any] = {"pieces": len(pieces), "audio_s": audio_s, "calls": calls}
 
-    t0 = time.process_time()
-    heard = [_words(transcriber.transcribe(p).words) for p in pieces]
-    out["per_piece"] = score(refs, heard) | {"cpu": (time.process_time() - t0) / audio_s}
+    def wanted(mode: str) -> bool:
+        return not only or mode in only
+
+    if wanted("per_piece"):
+        t0 = time.process_time()
+        heard = [_words(transcriber.transcribe(p).words) for p in pieces]
+        out["per_piece"] = score(refs, heard) | {"cpu": (time.process_time() - t0) / audio_s}
 
     packer = PackedTranscriber(transcriber)
 
-    def packed(groups: list[list[int]]) -> dict[str, Any]:
+    def packed(groups: list[list[int]], *, by_call: bool = False) -> dict[str, Any]:
         heard: list[list[str]] = [[] for _ in pieces]
         t0 = time.process_time()
         packs = 0
@@ -127,6 +133,8 @@ def measure(model: str | None = None, calls: int = CALLS) -> dict[str, Any]:
             while i < len(group):
                 n = fits([pieces[k].size / 16_000 for k in group[i:]])
                 chunk = group[i : i + n]
+                if by_call:  # each call's pieces together, as the packing worker sorts them
+                    chunk = sorted(chunk, key=lambda k: order[k][0])
                 results, _ = packer.transcribe_pieces(
                     [pieces[k] for k in chunk], [0.0] * len(chunk)
                 )
@@ -135,19 +143,33 @@ def measure(model: str | None = None, calls: int = CALLS) -> dict[str, Any]:
                 i += n
                 packs += 1
         cpu = (time.process_time() - t0) / audio_s
-        return score(refs, heard) | {"cpu": cpu, "packs": packs}
+        loops = packer.stats.loops - loops0
+        return score(refs, heard) | {"cpu": cpu, "packs": packs, "loops": loops}
 
-    out["packed"] = packed([list(range(len(pieces)))])
-    out["packed_one_call"] = packed(
-        [[k for k, (c, _) in enumerate(order) if c == call] for call in range(calls)]
-    )
-    skip = transcriber.skip_silence_ms
-    transcriber.skip_silence_ms = None
-    try:
-        out["packed_no_vad"] = packed([list(range(len(pieces)))])
-    finally:
-        transcriber.skip_silence_ms = skip
-    out["loops"] = packer.stats.loops
+    loops0 = 0
+    if wanted("packed"):
+        out["packed"] = packed([list(range(len(pieces)))])
+    if wanted("packed_one_call"):
+        loops0 = packer.stats.loops
+        out["packed_one_call"] = packed(
+            [[k for k, (c, _) in enumerate(order) if c == call] for call in range(calls)]
+        )
+    if wanted("packed_in_step"):
+        # Every call says the same line at the same moment (a batch to one agent, its
+        # calls started together): identical pieces side by side in one input.
+        loops0 = packer.stats.loops
+        in_step = sorted(range(len(pieces)), key=lambda k: (order[k][1], order[k][0]))
+        out["packed_in_step"] = packed([in_step])
+        loops0 = packer.stats.loops
+        out["packed_in_step_by_call"] = packed([in_step], by_call=True)
+    if wanted("packed_no_vad"):
+        loops0 = packer.stats.loops
+        skip = transcriber.skip_silence_ms
+        transcriber.skip_silence_ms = None
+        try:
+            out["packed_no_vad"] = packed([list(range(len(pieces)))])
+        finally:
+            transcriber.skip_silence_ms = skip
     return out
 
 
@@ -155,6 +177,8 @@ MODES = (
     ("per_piece", "per piece (fallback on)"),
     ("packed", "packed, calls mixed"),
     ("packed_one_call", "packed, one call's pieces"),
+    ("packed_in_step", "packed, calls saying one line"),
+    ("packed_in_step_by_call", "  the same, sorted by call"),
     ("packed_no_vad", "packed, no VAD filter"),
 )
 
@@ -179,13 +203,16 @@ def rows() -> list[dict[str, Any]]:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(REPO))
-    result = measure(os.environ.get("CUTIN_BENCH_STT") or None)
+    chosen = tuple(sys.argv[1:])  # e.g. packed packed_in_step: only those modes
+    result = measure(os.environ.get("CUTIN_BENCH_STT") or None, only=chosen)
     print(f"{result['pieces']} pieces, {result['audio_s']:.1f} s of audio, {result['calls']} calls")
     for key, name in MODES:
+        if key not in result:
+            continue
         r = result[key]
         print(
             f"{name:28s} WER {100 * r['wer']:5.1f} %  right {100 * r['precision']:4.0f} %  "
             f"recall {100 * r['recall']:4.0f} %  heard {r['words_heard']}/{r['words_said']}  "
-            f"{r['cpu']:.3f} CPU-s/audio-s" + (f"  {r['packs']} packs" if "packs" in r else "")
+            f"{r['cpu']:.3f} CPU-s/audio-s"
+            + (f"  {r['packs']} packs, {r['loops']} loops cut" if "packs" in r else "")
         )
-    print(f"loops cut: {result['loops']}")

@@ -20,7 +20,9 @@ from sessions.speech.packing import (
     PackedTranscriber,
     PieceResult,
     Span,
+    WaitingPiece,
     assign_words,
+    by_call,
     fits,
     pack,
     repetition_loop,
@@ -142,6 +144,22 @@ def test_packs_fill_up_to_the_limit_and_words_go_to_the_span_holding_their_middl
     assert [(w.word, round(w.start, 6), round(w.end, 6)) for w in b] == [("b", 200.05, 200.3)]
 
 
+def test_a_pack_keeps_each_calls_pieces_side_by_side_in_order() -> None:
+    def piece(key: object, t0: float) -> WaitingPiece:
+        return WaitingPiece(np.zeros(10, np.float32), t0, Future(), 0.0, key)
+
+    a, b = object(), object()
+    items = [piece(a, 1), piece(b, 2), piece(None, 3), piece(a, 4), piece(b, 5), piece(a, 6)]
+    assert [(w.key, w.t0) for w in by_call(items)] == [
+        (a, 1),
+        (a, 4),
+        (a, 6),
+        (b, 2),
+        (b, 5),
+        (None, 3),
+    ]
+
+
 # ---- real tiny.en ---------------------------------------------------------------------
 
 
@@ -152,7 +170,7 @@ def test_two_calls_packed_in_one_input_never_exchange_words(
     # Interleaved as two live calls hand them in; one call's clock at 100 s, the other's
     # at 500 s, so a word moved across would also land at an impossible time.
     order = [(CALL_A[0], 100.0), (CALL_B[0], 500.0), (CALL_A[1], 103.0), (CALL_B[1], 503.0)]
-    futures = [packer.submit(speech[text], t0) for text, t0 in order]
+    futures = [packer.submit(speech[text], t0, key=text in CALL_A) for text, t0 in order]
     results = [f.result(timeout=120) for f in futures]
     assert packer.stats.packs == 1 and packer.stats.pieces == 4  # one input for all four
     heard_a: set[str] = set()

@@ -190,7 +190,7 @@ class AgentEars:
         """The piece goes to the shared packing worker; its words join the turn when they
         come back (a cancelled piece's speech stays estimated)."""
         assert self.packer is not None
-        piece = self.packer.submit(audio, offset)
+        piece = self.packer.submit(audio, offset, key=self)
         done: Future[None] = Future()
 
         def back(f: Future[PieceResult]) -> None:
