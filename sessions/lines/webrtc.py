@@ -175,7 +175,13 @@ class WebRTCLine:
         )
         self._thread.start()
         try:
-            offer = self._call(self._offer(), timeout_s)
+            try:
+                offer = self._call(self._offer(), timeout_s)
+            except TimeoutError:
+                raise LineError(
+                    f"{self.name}: gathering ICE candidates took over {timeout_s:g} s (does a"
+                    " STUN/TURN server in CUTIN_WEBRTC_ICE_SERVERS not answer?)"
+                ) from None
             left = max(0.1, deadline - time.monotonic())
             answer = post_offer(self.url, offer, left, self.name, self.target)
             left = max(0.1, deadline - time.monotonic())
@@ -236,7 +242,10 @@ class WebRTCLine:
             loop.run_forever()
         finally:
             with contextlib.suppress(Exception):
-                loop.close()
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            if not any(not t.done() for t in asyncio.all_tasks(loop)):
+                with contextlib.suppress(Exception):
+                    loop.close()
 
     def _call(self, coro: Any, timeout_s: float) -> Any:
         assert self._loop is not None
@@ -524,6 +533,13 @@ class WebRTCLine:
         if self._pc is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._pc.close(), 2.0)
+        # Whatever aiortc and aioice still run (a TURN allocation that never answered,
+        # a consent check) ends here, not when the stopped loop's coroutines are collected.
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        if others:
+            await asyncio.wait(others, timeout=1.0)
 
 
 class _CallerAudio:

@@ -156,3 +156,33 @@ def test_cutin_call_says_a_failed_dial_in_one_line(tmp_path: Path) -> None:
         " listens there)"
     )
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_the_agent_form_is_checked_before_anything_is_dialled() -> None:
+    from sessions.lines.registry import transport_for
+
+    webrtc = transport_for("webrtc:http://127.0.0.1:7860/api/offer")
+    assert webrtc is not None and webrtc.kind == "webrtc"
+    assert webrtc.parse("webrtc:https://agent.example/api/offer").url == (
+        "https://agent.example/api/offer"
+    )
+    for bad in ("webrtc:ws://127.0.0.1:7860/", "webrtc:http://h:99999/", "webrtc:nothing"):
+        with pytest.raises(LineError, match="webrtc"):
+            webrtc.parse(bad)
+
+
+def test_no_secret_reaches_a_notice() -> None:
+    from sessions.lines.webrtc_signal import IceServer
+
+    token, credential = "tok-" + "s3cr3t" * 3, "turn-" + "pw" * 8
+    with running_peer(answer="garbage") as peer:
+        url = f"{peer.url}?token={token}"
+        line = WebRTCLine(url, ice=[IceServer(("turn:127.0.0.1:9",), "u", credential)])
+        with pytest.raises(LineError) as caught:
+            line.open(timeout_s=1.5)  # the TURN server never answers
+    said = json.dumps([str(caught.value), line.target, *[n.detail for n in line.notices()]])
+    assert token not in said and credential not in said
+    assert str(caught.value) == (
+        "webrtc: gathering ICE candidates took over 1.5 s (does a STUN/TURN server in"
+        " CUTIN_WEBRTC_ICE_SERVERS not answer?)"
+    )
