@@ -137,18 +137,33 @@ def caption(table: Table, notes: Sequence[str | None]) -> None:
         table.caption_justify = "left"
 
 
+CONTINUED = "(cont.)"
+"""Titles the second and later parts of a table split across the width."""
+
+NARROWEST_SPLIT = 60
+"""Below this many columns a table too wide to split is stacked, a block per row."""
+
+
 def print_table(table: Table, console: Console) -> None:
-    """``table`` when it fits the console's width; else stacked, one block per row
-    with a line per column, so that no line is wider than the console and no word
-    is cut in two."""
-    from rich.measure import Measurement
+    """``table`` when it fits the console's width; else its text columns wrapped at
+    word boundaries when that fits; else split into tables of the columns that fit,
+    each led by the first (the condition) column, the caption under the last. Only
+    when not even the first column and one more fit (a console under
+    :data:`NARROWEST_SPLIT` columns) is it stacked, one block per row with a line per
+    column. No line is wider than the console and no word is cut in two."""
     from rich.text import Text
 
-    unbounded = console.options.update_width(10_000)  # else the minimum is capped
-    # Only whole: Rich narrows the widest text column below its longest word when
-    # the table must shrink, so a table that cannot be drawn unwrapped is stacked.
-    if Measurement.get(console, unbounded, table).maximum <= console.width:
+    if _fits(table, console):
         console.print(table)
+        return
+    wrapped = _wrapped(table, console)
+    if wrapped is not None:
+        console.print(wrapped)
+        return
+    parts = _split(table, console)
+    if parts is not None:
+        for part in parts:
+            console.print(part)
         return
     if table.title:
         console.print(Text.from_markup(str(table.title), style="bold"))
@@ -165,12 +180,120 @@ def print_table(table: Table, console: Console) -> None:
     console.print()
 
 
+def _fits(table: Table, console: Console) -> bool:
+    """The table drawn with no cell wrapped fits the console's width."""
+    from rich.measure import Measurement
+
+    unbounded = console.options.update_width(10_000)  # else the minimum is capped
+    # Only whole: Rich narrows the widest text column below its longest word when
+    # the table must shrink, so a wrapped table is checked as drawn (:func:`_whole`).
+    return Measurement.get(console, unbounded, table).maximum <= console.width
+
+
+def _words(cell: object) -> list[str]:
+    from rich.text import Text
+
+    return Text.from_markup(str(cell)).plain.split()
+
+
+def _wrapped(table: Table, console: Console) -> Table | None:
+    """The table with its text columns wrapped at spaces (the first, the condition,
+    kept on one line when it takes at most a third of the width), when so drawn it
+    fits with every word whole; else None."""
+    copy = _part(table, list(range(len(table.columns))), title=table.title, caption=table.caption)
+    for k, column in enumerate(copy.columns):
+        if column.no_wrap:
+            continue
+        cells = [column.header, *column._cells]
+        longest = max((len(w) for c in cells for w in _words(c)), default=1)
+        whole = max((len(" ".join(_words(c))) for c in cells), default=1)
+        column.min_width = whole if k == 0 and whole <= console.width // 3 else longest
+    return copy if _whole(copy, console) else None
+
+
+def _whole(table: Table, console: Console) -> bool:
+    """``table`` as ``console`` would draw it: no line wider, every word drawn whole
+    (none cut in two, elided or cropped with a column that did not fit)."""
+    import io
+
+    from rich.console import Console as RichConsole
+
+    cells = (c for column in table.columns for c in (column.header, *column._cells))
+    known = {w for c in cells for w in _words(c)}
+    known |= {w for text in (table.title, table.caption) if text for w in _words(text)}
+    out = io.StringIO()
+    RichConsole(
+        file=out, width=console.width, color_system=None, force_terminal=False, legacy_windows=False
+    ).print(table)
+    lines = out.getvalue().splitlines()
+    if any(len(line) > console.width for line in lines):
+        return False
+    drawn = {w.strip("│─━┃┏┓┗┛┡┩╇╋ ") for line in lines for w in line.split()} - {""}
+    return drawn == known  # no word cut in two, none cropped away
+
+
+def _part(table: Table, indices: Sequence[int], *, title: Any, caption: Any) -> Table:
+    """A table of ``table``'s columns ``indices``, with its rows, box and paddings."""
+    from dataclasses import replace
+
+    from rich.table import Table as RichTable
+
+    out = RichTable(
+        title=title,
+        caption=caption,
+        title_justify=table.title_justify,
+        caption_justify=table.caption_justify,
+        box=table.box,
+        pad_edge=table.pad_edge,
+        show_header=table.show_header,
+    )
+    out.columns = [
+        replace(table.columns[i], _index=k, _cells=list(table.columns[i]._cells))
+        for k, i in enumerate(indices)
+    ]
+    out.rows = list(table.rows)
+    return out
+
+
+def _drawable(table: Table, console: Console) -> Table | None:
+    """``table`` as it is when it fits, else wrapped (:func:`_wrapped`), else None."""
+    return table if _fits(table, console) else _wrapped(table, console)
+
+
+def _split(table: Table, console: Console) -> list[Table] | None:
+    """The table as several, each the first column and as many of the others, in
+    order, as fit the width; None when the first and any one other do not fit."""
+    if console.width < NARROWEST_SPLIT or len(table.columns) < 3:
+        return None
+    groups: list[list[int]] = []
+    group: list[int] = []
+    for i in range(1, len(table.columns)):
+        if _drawable(_part(table, [0, *group, i], title=None, caption=None), console):
+            group.append(i)
+            continue
+        if not group or not _drawable(_part(table, [0, i], title=None, caption=None), console):
+            return None
+        groups.append(group)
+        group = [i]
+    groups.append(group)
+    parts: list[Table] = []
+    for n, cols in enumerate(groups):
+        title = table.title if n == 0 else (f"{table.title} {CONTINUED}" if table.title else None)
+        caption = table.caption if n == len(groups) - 1 else None
+        part = _drawable(_part(table, [0, *cols], title=title, caption=caption), console)
+        if part is None:
+            return None
+        parts.append(part)
+    return parts
+
+
 def _flat(cell: object) -> str:
     """A cell's markup on one line (a cell may hold a value and its interval)."""
     return " ".join(str(cell).split())
 
 
 __all__ = [
+    "CONTINUED",
     "DASH",
     "DIAL_LABELS",
     "FEW",

@@ -5,10 +5,13 @@ A real-time call logs its frame lag on its ``end`` event
 machine did not pace it (too many calls at once, or a busy machine): the caller's
 audio went out late and the agent's was read late, so the call's latencies (yield,
 response) and talk-over are off by up to that lag. The audit notes such calls and,
-unless ``--keep-lagged``, leaves them out of the agent-under-test table, where the
-latency figures and the no_response counts are (a call that fell behind may have missed
-the agent's answer: the machine's fault, not the agent's); their caller-side counts stay
-in the condition tables.
+unless ``--keep-lagged``, leaves their timings out of the agent-under-test table: the
+latency figures, the no_response counts (a call that fell behind may have missed the
+agent's answer: the machine's fault, not the agent's), talk-over, pauses and dead air.
+What does not depend on timing stays: whether the agent yielded to each interruption
+and to each backchannel (the counts, the yield and false-yield rates, selectivity), so
+a batch whose every call lagged still shows its yield verdicts. Their caller-side
+counts stay in the condition tables.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from replay.audit.agent_measures import AgentCall
 from replay.audit.sessions import Conversation
 from sessions.log.models import LAG_LIMIT_S, EndEvent, FrameLag
 
@@ -64,8 +68,28 @@ def set_aside_lagged(conversations: Sequence[Conversation], *, keep: bool) -> li
             "latencies and no_responses may be this machine falling behind, not the agent"
         ]
     for conv, _ in lagged:
-        conv.agent = None
+        if conv.agent is not None:
+            conv.agent = timing_free(conv.agent)
     return [
-        f"{head}; left out of the agent-under-test figures, latencies and no_responses "
-        "(--keep-lagged keeps them)"
+        f"{head}; their latencies, no_responses, talk-over, pauses and dead air are left out "
+        "of the agent-under-test figures, their yields and false yields kept "
+        "(--keep-lagged keeps all)"
     ]
+
+
+def timing_free(call: AgentCall) -> AgentCall:
+    """``call`` with only what does not depend on its timing: its yields and false
+    yields after each act (and the selectivity counts), its agent turns; no latency,
+    no no_response, no talk-over, pause or dead-air figure."""
+    return AgentCall(
+        id=call.id,
+        source=call.source,
+        agent_kind=call.agent_kind,
+        yield_total=call.yield_total,
+        yields=call.yields,
+        backchannel_total=call.backchannel_total,
+        false_yields=call.false_yields,
+        already_silent=call.already_silent,
+        selectivity={k: list(v) for k, v in call.selectivity.items()},
+        agent_turns=call.agent_turns,
+    )

@@ -116,7 +116,7 @@ def test_a_blocked_pump_flags_the_call_as_lagged(
     audited = capsys.readouterr().out
     audited = " ".join(audited.split())
     assert "1 call lagged" in audited and "--keep-lagged" in audited
-    assert "left out of the agent-under-test figures, latencies and no_responses" in audited
+    assert "latencies, no_responses, talk-over, pauses and dead air are left out" in audited
     assert main(["audit", "--keep-lagged", str(out)]) == 0
     kept = " ".join(capsys.readouterr().out.split())
     # Kept: its no_responses count against the agent, and the note says they may not be its.
