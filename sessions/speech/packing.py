@@ -249,16 +249,13 @@ def assign_words(
 
 # ---- the shared worker ----------------------------------------------------------------
 
-STT_NICE = 10
-"""The packing worker's thread runs this much nicer than the process (Linux): when the
-cores are short, the pump's frames win and the words wait (the rule estimates them)."""
-
 
 def _lower_priority() -> None:
-    """Make the calling thread nicer by :data:`STT_NICE` (on Linux a thread has its own
-    nice value, and the model's helper threads it starts inherit it); elsewhere nothing."""
+    """The worker thread itself runs :data:`~sessions.speech.stt.STT_NICE` nicer (Linux)."""
     import contextlib
     import os
+
+    from sessions.speech.stt import STT_NICE
 
     with contextlib.suppress(AttributeError, OSError):
         tid = threading.get_native_id()

