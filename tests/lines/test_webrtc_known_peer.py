@@ -80,14 +80,17 @@ def on_line(peer_t: float, delay: float) -> float:
     return peer_t + delay
 
 
-def playout_delay(log: Path, greeting: np.ndarray) -> float:
-    """The fixed delay between the peer's clock and where its audio played: the lag at
-    which its greeting (known audio, as it sent it) best matches the recording."""
+def playout_delay(log: Path, greeting: np.ndarray, until_s: float) -> float:
+    """The delay between the peer's clock and where its audio played, just before
+    ``until_s`` (its clock): the lag at which the 1.2 s of its greeting (known audio, as
+    it sent it) before then best matches the recording. Found there, not at the start:
+    silence the line skipped to keep up (a burst) moves what follows earlier."""
     from scipy.signal import correlate
 
     agent, _caller = read_two_channels(log.with_suffix(".wav"))
-    n = min(greeting.size, 2 * 16_000)
-    match = correlate(agent[: n + 16_000], greeting[:n], mode="valid")
+    i1 = round(until_s * 16_000)
+    i0 = max(0, i1 - round(1.2 * 16_000))
+    match = correlate(agent[i0 : i1 + 16_000], greeting[i0:i1], mode="valid")
     return int(np.argmax(match)) / 16_000
 
 
@@ -107,7 +110,7 @@ def test_a_peer_that_stops_200_ms_after_hearing_the_caller_yields(tmp_path: Path
     # lags by Opus's 6.5 ms look-ahead and the resamplers' few samples).
     assert abs(onset["t"] - y.onset_t) <= TOL, (onset, y)
     # The agent's last sound before it stopped, on the line.
-    delay = playout_delay(log, greeting)
+    delay = playout_delay(log, greeting, stop["t"])
     sent = greeting_at_48k(greeting)
     loud = np.flatnonzero(np.abs(sent[: stop["speech_pos"]]) >= LEVEL * 32768)
     last_sound = stop["t"] - (stop["speech_pos"] - (int(loud[-1]) + 1)) / RATE

@@ -11,8 +11,8 @@ receives, it sends one 20 ms frame of its own (speech or digital silence), so it
 sample sent answers the caller's n-th sample heard: every time in :attr:`Peer.truth` is a
 sample count of the caller's stream at 48 kHz (seconds = count / 48000), which is call
 time, since cutin's line sends the call's audio from its first frame on, and the agent's
-n-th sample plays at n / 48000 plus one fixed delay (the round trip and the playout
-depth), found in the recording from where its greeting starts.
+n-th sample plays at n / 48000 plus a delay (the round trip and the playout depth)
+that the test finds by matching the audio it sent against the recording.
 
 What it says: ``greeting`` (speech at 16 kHz) from its first frame, then, once the caller
 has spoken and fallen silent for ``answer_after_ms``, ``reply``. A caller's onset (a
