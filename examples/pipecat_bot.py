@@ -11,6 +11,9 @@ bot hosted behind that provider would), with
 16-bit PCM binary frames both ways at the ``?rate=`` of the URL the caller dials (or
 ``--pcm-rate``), plus a JSON ``{"type": "clear"}`` when the bot is interrupted. The
 table of protocols is examples/bot_protocols.py.
+``--transport webrtc`` serves it over Pipecat's SmallWebRTC instead (an HTTP offer
+endpoint, ``POST /api/offer``, Opus 48 kHz, RTVI events on the data channel; see
+examples/bot_webrtc.py): ``cutin call --agent webrtc:http://127.0.0.1:8765/api/offer``.
 
 The reply is a fixed long answer by default (about 15 s of speech with several
 pauses and no question in it, so a caller has room to barge in), or, with
