@@ -153,6 +153,9 @@ class DecisionView:
     """What a black-box agent did after the action this decision took (its agent_yield)."""
     adapt: str | None = None
     """``--adapt``: the calibration in force (what was measured, what was set)."""
+    words_estimated: int = 0
+    """Of the words counted, how many were estimated from speech time (a line's agent
+    words not transcribed yet, or ``--transcribe end|off``)."""
 
 
 @dataclass
@@ -160,6 +163,12 @@ class ShadowView:
     policy: str
     decision: str
     llm: dict[str, Any] | None = None
+
+
+def _estimated(situation: Any) -> int:
+    """``words_estimated`` of a decision's situation (0 when absent or not a count)."""
+    value = situation.get("words_estimated") if isinstance(situation, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def llm_cost(llm: dict[str, Any] | None) -> str:
@@ -451,6 +460,7 @@ class CallView:
             policy=event.policy,
             llm=event.llm,
             adapt=self.calibration if event.policy == "rules" else None,
+            words_estimated=_estimated(event.situation),
         )
 
     def take_changed(self) -> set[int]:

@@ -28,8 +28,9 @@ def _num(value: Any) -> str:
     return str(value)
 
 
-def check_words(check: Mapping[str, Any]) -> CheckWords:
-    """One check as a short phrase, e.g. ``speaking 4.2 s ≥ 1.5``."""
+def check_words(check: Mapping[str, Any], *, estimated: int = 0) -> CheckWords:
+    """One check as a short phrase, e.g. ``speaking 4.2 s ≥ 1.5``; the word count says how
+    many of its words were ``estimated`` from speech time (``words 14 ≥ 12, 9 est.``)."""
     rule = str(check.get("rule", ""))
     name = str(check.get("name", ""))
     passed = bool(check.get("passed"))
@@ -43,7 +44,9 @@ def check_words(check: Mapping[str, Any]) -> CheckWords:
         seconds = float(value) if isinstance(value, int | float) else 0.0
         text = f"speaking {seconds:.1f} s {needed}"
     elif name == "words":
-        text = f"words {_num(value)} {needed}"
+        text = f"words {_num(value)} {needed}".strip()
+        if estimated:
+            text += f", {estimated} est."
     elif name == "not_question":
         text = "no question" if passed else "question/request"
     elif name == "not_first_turn":
@@ -53,9 +56,12 @@ def check_words(check: Mapping[str, Any]) -> CheckWords:
     return CheckWords(passed, text)
 
 
-def rule_checks(checks: Sequence[Mapping[str, Any]], rule: str) -> list[CheckWords]:
-    """The checks of one rule, in the order the engine evaluated them."""
-    return [check_words(c) for c in checks if c.get("rule") == rule]
+def rule_checks(
+    checks: Sequence[Mapping[str, Any]], rule: str, *, estimated: int = 0
+) -> list[CheckWords]:
+    """The checks of one rule, in the order the engine evaluated them (``estimated``: how
+    many of the counted words were estimated, not heard)."""
+    return [check_words(c, estimated=estimated) for c in checks if c.get("rule") == rule]
 
 
 def outcome_words(

@@ -53,7 +53,7 @@ class DecisionLine(Widget, can_focus=False):
             out.append(f"  (policy {d.policy}{' · ' + cost if cost else ''})", rule_style)
         width = max(40, self.content_region.width or 100)
         for rule in RULES:
-            checks = rule_checks(d.checks, rule)
+            checks = rule_checks(d.checks, rule, estimated=d.words_estimated)
             if not checks:
                 continue
             out.append("\n")
