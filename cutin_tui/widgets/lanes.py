@@ -34,6 +34,10 @@ MARK_GLYPH = {
     MarkKind.INTERRUPTION: "▲",
     MarkKind.BACKCHANNEL: "◆",
     MarkKind.CUT: "✕",
+    MarkKind.STOP: "■",
+    MarkKind.TALKED_ON: "▶",
+    MarkKind.FALSE_YIELD: "■",
+    MarkKind.NO_RESPONSE: "✕",
 }
 LANE_STYLE = {"agent": "bold #5b8fd6", "caller": "bold #3fae6a"}
 CELL_STYLE = {Cell.EMPTY: "#4a4f57", Cell.OVERLAP: "bold #e8923a", Cell.BACKCHANNEL: "#a77bd4"}
@@ -42,6 +46,10 @@ MARK_STYLE = {
     MarkKind.INTERRUPTION: "bold #e0533f",
     MarkKind.BACKCHANNEL: "bold #a77bd4",
     MarkKind.CUT: "bold #e0533f",
+    MarkKind.STOP: "bold #9a6700",
+    MarkKind.TALKED_ON: "bold #e0533f",
+    MarkKind.FALSE_YIELD: "bold #e0533f",
+    MarkKind.NO_RESPONSE: "#a77bd4",
 }
 ROW_MARKS = frozenset({MarkKind.PAUSE, MarkKind.INTERRUPTION, MarkKind.BACKCHANNEL})
 """Marks drawn on the marks row (the cut is drawn in the agent's lane)."""
