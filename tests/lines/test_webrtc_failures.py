@@ -83,6 +83,13 @@ def test_ice_failing_is_one_line_within_the_timeout() -> None:
     assert took < 5.0, took
 
 
+def test_dtls_failing_is_one_line() -> None:
+    with running_peer(answer="bad-fingerprint") as peer:
+        message, took, _ = refused(peer.url, timeout_s=5.0)
+    assert message.startswith(f"webrtc: DTLS failed with {peer.url} after ICE connected")
+    assert took < 5.0, took
+
+
 def test_the_agent_closing_ends_the_line_closed() -> None:
     with running_peer() as peer:
         line = WebRTCLine(peer.url)

@@ -20,13 +20,15 @@ sample over :data:`LOUD`) while it speaks makes it stop ``stop_ms`` later (``Non
 never), to the sample, and say nothing more until the caller's next turn has ended.
 
 Modes for the bad-endpoint tests: ``answer="garbage"`` (a 200 whose body is no SDP),
-``answer="unreachable"`` (a real SDP answer whose candidates lead nowhere: ICE fails).
+``answer="unreachable"`` (a real SDP answer whose candidates lead nowhere: ICE fails),
+``answer="bad-fingerprint"`` (its certificate's fingerprint is wrong: DTLS fails).
 """
 
 from __future__ import annotations
 
 import asyncio
 import fractions
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -221,6 +223,9 @@ def running_peer(
             sdp = "\r\n".join(lines) + "\r\n"
             nowhere = "a=candidate:1 1 udp 2130706431 127.0.0.1 9 typ host\r\n"
             sdp = sdp.replace("a=end-of-candidates", nowhere + "a=end-of-candidates")
+        if answer == "bad-fingerprint":  # ICE connects, DTLS cannot check the peer
+            zeros = ":".join(["00"] * 32)
+            sdp = re.sub(r"(a=fingerprint:sha-256 )[0-9A-F:]+", r"\g<1>" + zeros, sdp)
         peer.truth.append({"event": "call"})
         return web.json_response({"sdp": sdp, "type": "answer", "pc_id": f"peer-{len(pcs)}"})
 
