@@ -92,7 +92,9 @@ def agent_choice(value: str) -> str:
         # Streams is one of several), so it is not guessed.
         # The per-protocol forms are the answer; the whole list of forms would bury it.
         spoken = ", ".join(
-            f"{t.prefix}{value} ({t.about})" for t in transports() if t.prefix and t.schemes
+            f"{t.prefix}{value} ({t.about})"
+            for t in transports()
+            if t.prefix and {"ws", "wss"} & set(t.schemes)  # webrtc: dials http(s)://
         )
         raise argparse.ArgumentTypeError(
             f"{value!r} does not say which protocol the agent speaks; put it first: {spoken}"
