@@ -36,6 +36,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng"),
 ]
+pytest.importorskip("aiortc")
 TOL = 0.020
 """The issue's bound: a measure within 20 ms of the truth."""
 GREETING = (
