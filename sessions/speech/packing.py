@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from sessions.hostile.inert_text import terminal_line
 from sessions.speech import SAMPLE_RATE
 from sessions.speech.stt import Transcriber
 from sessions.speech.words import TimedWord
@@ -69,7 +70,7 @@ Fast speech is 4-5 words per second."""
 
 
 @dataclass(frozen=True)
-class Span:
+class PackSpan:
     """Where a piece lies in a packed input, in seconds from its start."""
 
     start: float
@@ -138,9 +139,9 @@ class LoopGuard:
     is several sayings, not a loop. A loop the model falls into runs on within a piece
     (or spills into the next one's span, where it is caught again)."""
 
-    def __init__(self, audio_s: float, spans: Sequence[Span] = ()) -> None:
+    def __init__(self, audio_s: float, spans: Sequence[PackSpan] = ()) -> None:
         self.audio_s = audio_s
-        self.spans = list(spans) or [Span(0.0, audio_s)]
+        self.spans = list(spans) or [PackSpan(0.0, audio_s)]
         self.limit = round(MAX_WORDS_PER_S * audio_s) + 20
         self.cut_t: float | None = None
 
@@ -163,7 +164,8 @@ class LoopGuard:
             loop = repetition_loop([words[i].word for i in indices])
             if loop is not None:
                 cut, n, count = loop
-                said = " ".join(words[i].word for i in indices[cut - n : cut])
+                said = terminal_line(" ".join(words[i].word for i in indices[cut - n : cut]))
+                said = said if len(said) <= 120 else said[:119] + "…"  # the agent's audio's
                 why = f"speech-to-text repeated {said!r} {count} times (a repetition loop)"
                 if found is None or indices[cut] < found[0]:
                     found = (indices[cut], why)
@@ -198,16 +200,16 @@ def fits(durations: Sequence[float], *, pack_s: float = PACK_S, gap_s: float = G
     return len(durations)
 
 
-def pack(pieces: Sequence[Audio], *, gap_s: float = GAP_S) -> tuple[Audio, list[Span]]:
+def pack(pieces: Sequence[Audio], *, gap_s: float = GAP_S) -> tuple[Audio, list[PackSpan]]:
     """The pieces one after another, each followed by ``gap_s`` of silence, and where
     each lies."""
     gap = np.zeros(round(gap_s * SAMPLE_RATE), np.float32)
     parts: list[Audio] = []
-    spans: list[Span] = []
+    spans: list[PackSpan] = []
     at = 0
     for piece in pieces:
         arr = np.asarray(piece, dtype=np.float32).reshape(-1)
-        spans.append(Span(at / SAMPLE_RATE, (at + arr.size) / SAMPLE_RATE))
+        spans.append(PackSpan(at / SAMPLE_RATE, (at + arr.size) / SAMPLE_RATE))
         parts += [arr, gap]
         at += arr.size + gap.size
     audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
@@ -229,7 +231,7 @@ def by_call(items: Sequence[WaitingPiece]) -> list[WaitingPiece]:
 
 
 def assign_words(
-    words: Sequence[TimedWord], spans: Sequence[Span], t0s: Sequence[float]
+    words: Sequence[TimedWord], spans: Sequence[PackSpan], t0s: Sequence[float]
 ) -> list[list[TimedWord]]:
     """Each piece's words, on its own clock: a word goes to the piece whose span holds its
     midpoint (times clipped to that span, then shifted by the piece's ``t0``); a word

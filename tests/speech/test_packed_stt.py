@@ -18,8 +18,8 @@ from sessions.speech import SAMPLE_RATE
 from sessions.speech.packing import (
     LoopGuard,
     PackedTranscriber,
+    PackSpan,
     PieceResult,
-    Span,
     WaitingPiece,
     assign_words,
     by_call,
@@ -98,7 +98,7 @@ def test_the_same_line_from_several_calls_in_one_pack_is_no_loop() -> None:
     """Four calls to one agent hear its greeting at once; packed back to back, the line
     repeats four times in the input, once in each piece."""
     line = words_of("Hello, you are through to the test line.")
-    spans = [Span(4.5 * k, 4.5 * k + 4.0) for k in range(4)]
+    spans = [PackSpan(4.5 * k, 4.5 * k + 4.0) for k in range(4)]
     words = [
         TimedWord(w, span.start + 0.3 * i, span.start + 0.3 * i + 0.2)
         for span in spans
@@ -131,7 +131,7 @@ def test_packs_fill_up_to_the_limit_and_words_go_to_the_span_holding_their_middl
     assert fits([5.0] * 10, pack_s=28.0, gap_s=0.5) == 5  # 5 × 5.5 = 27.5
     assert fits([40.0, 1.0]) == 1  # a long piece goes alone
     audio, spans = pack([np.ones(16_000, np.float32), np.ones(8_000, np.float32)], gap_s=0.5)
-    assert spans == [Span(0.0, 1.0), Span(1.5, 2.0)]
+    assert spans == [PackSpan(0.0, 1.0), PackSpan(1.5, 2.0)]
     assert audio.size == 16_000 + 8_000 + 2 * 8_000 and not audio[16_000:24_000].any()
     words = [
         TimedWord("a", 0.2, 0.4),
