@@ -8,7 +8,7 @@ with the bot's own account of its stop: the RTVI ``bot-stopped-speaking`` event 
 pipeline sent on the data channel when it was interrupted (logged as a line event, the
 second opinion), heard where its sound that had come by then ends on the call's clock
 (``sound_until_t`` on that event) plus the one 40 ms write it still delivers in its
-20 ms Opus packet: within 50 ms (measured on loopback: -24 to -7 ms).
+20 ms Opus packet: within 50 ms (measured on loopback: -24 to +7 ms).
 """
 
 from __future__ import annotations
