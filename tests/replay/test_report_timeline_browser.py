@@ -81,7 +81,7 @@ def _open_in_chromium(html_path: Path, tmp_path: Path) -> tuple[str, str, np.nda
     )
     shot = tmp_path / "page.png"
     subprocess.run(
-        [*common, f"--screenshot={shot}", "--window-size=1300,1400", html_path.as_uri()],
+        [*common, f"--screenshot={shot}", "--window-size=1300,3200", html_path.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,
