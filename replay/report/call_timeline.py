@@ -45,10 +45,16 @@ BACKCHANNEL_S = 0.45
 TEXT_CAP = 300
 """Longest text shown in a hover title (a hostile log's huge text is cut here)."""
 LABEL_W = 60.0
-ROW_Y = {"agent": 22.0, "caller": 44.0, "marks": 66.0, "gaps": 82.0}
-ROW_LABEL = {"agent": "agent", "caller": "caller", "marks": "rule", "gaps": "gaps"}
-ROW_H = {"agent": 16.0, "caller": 16.0, "marks": 10.0, "gaps": 8.0}
-SVG_H = 104
+ROW_Y = {"agent": 22.0, "caller": 44.0, "marks": 64.0, "yield": 80.0, "gaps": 94.0}
+ROW_LABEL = {
+    "agent": "agent",
+    "caller": "caller",
+    "marks": "rule",
+    "yield": "yield",
+    "gaps": "gaps",
+}
+ROW_H = {"agent": 16.0, "caller": 16.0, "marks": 12.0, "yield": 10.0, "gaps": 8.0}
+SVG_H = 110
 COLOR = {
     "speech-agent": "#3b6fb6",
     "speech-caller": "#3fae6a",
@@ -68,7 +74,7 @@ GLYPH = {
     MarkKind.FALSE_YIELD: "■",
     MarkKind.INTERRUPTION: "▲",
     MarkKind.BACKCHANNEL: "◆",
-    MarkKind.PAUSE: "·",
+    MarkKind.PAUSE: "○",
     MarkKind.NO_RESPONSE: "✕",
 }
 MARK_COLOR = {
@@ -93,8 +99,8 @@ LEGEND = (
     '<b style="color:#9fb9df">▁</b> agent sound (recording) · '
     '<b style="color:#3fae6a">█</b> caller · <b style="color:#a77bd4">█</b> backchannel · '
     '<b style="color:#e8923a">█</b> both at once · <b style="color:#b3261e">▌</b> cut · '
-    "■ agent stopped (bar: from the caller's onset) · ▶ talked on · · rule: nothing · "
-    "◆ backchannel · ▲ interruption · ✕ no response · "
+    "■ agent stopped (yield row: the time from the caller's onset) · ▶ talked on · "
+    "○ rule consulted, did nothing · ◆ backchannel · ▲ interruption · ✕ no response · "
     '<b style="color:#c9ccd1">█</b> dead air. Hover a mark for its details.</p>'
 )
 
@@ -248,9 +254,10 @@ def _shape_svg(shape: Shape) -> str:
     if shape.w:
         if shape.kind == "agent-sound":
             y, h = y + h - 4, 4.0
-        elif shape.kind == "overlap":
-            y, h = ROW_Y["agent"], ROW_Y["caller"] + ROW_H["caller"] - ROW_Y["agent"]
-        opacity = ' fill-opacity="0.55"' if shape.kind in ("overlap", "yield", "talk-over") else ""
+        elif shape.kind == "overlap":  # the band between the two lanes
+            y = ROW_Y["agent"] + ROW_H["agent"]
+            h = ROW_Y["caller"] - y
+        opacity = ' fill-opacity="0.6"' if shape.kind in ("yield", "talk-over") else ""
         return (
             f'<rect class="{shape.kind}" x="{x:.2f}" y="{y:.0f}" width="{shape.w:.2f}" '
             f'height="{h:.0f}" fill="{_color(shape)}"{opacity} data-t="{shape.t:.3f}" '
@@ -293,12 +300,7 @@ def strip_svg(tl: Timeline, t0: float, t1: float) -> str:
         f'<rect x="{LABEL_W}" y="{ROW_Y["caller"]}" width="{STRIP_W}" '
         f'height="{ROW_H["caller"]}" fill="#f1f3f6"/>',
     ]
-    for row, label in (
-        ("agent", "agent"),
-        ("caller", "caller"),
-        ("marks", "rule"),
-        ("gaps", "gaps"),
-    ):
+    for row, label in ROW_LABEL.items():
         y = ROW_Y[row] + ROW_H[row] - 3
         out.append(f'<text x="2" y="{y:.0f}" fill="#55606b">{label}</text>')
     for t in ticks(t0, t1, 12):

@@ -330,7 +330,7 @@ STRIP_S = 60.0
 """One strip of the report's timeline: a minute of the call."""
 STRIP_W = 1200.0
 """A strip's drawing width (SVG user units): 20 units a second."""
-SvgRow = Literal["agent", "caller", "marks", "gaps"]
+SvgRow = Literal["agent", "caller", "marks", "yield", "gaps"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,9 +370,9 @@ def t_of(x: float, t0: float, t1: float, width: float = STRIP_W) -> float:
 
 _INTERVAL_ROW: dict[str, SvgRow] = {
     "agent-sound": "agent",
-    "yield": "marks",
-    "talk-over": "marks",
-    "false-yield": "marks",
+    "yield": "yield",
+    "talk-over": "yield",
+    "false-yield": "yield",
     "dead-air": "gaps",
     "no-response": "gaps",
 }
