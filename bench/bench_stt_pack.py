@@ -13,10 +13,13 @@ pieces arrive interleaved. Three ways to transcribe them:
 
 - **per piece** (the ears before issue 28): each piece alone, temperature fallback on;
 - **packed**: :class:`sessions.speech.packing.PackedTranscriber`, pieces in arrival order
-  packed into ≤ 28 s inputs with 0.5 s of silence between them, fallback off, the loop
-  guard on, words handed back by timestamp;
+  packed into ≤ 28 s inputs with 0.5 s of silence between them, each call's side by side
+  (as the worker packs them), fallback off, the loop guard on, words handed back by
+  timestamp;
 - **packed, one call**: the same with only one call's pieces in each pack (a single
-  ``live`` call whose turn's pieces join while the worker waits).
+  ``live`` call whose turn's pieces join while the worker waits);
+- **packed, calls in step**: every call says the same line at the same moment (a batch
+  to one agent, its calls started together), with and without the sort by call.
 
 Each piece's words are scored against *its own* text (word edit distance per piece), so
 a word handed to the wrong piece or the wrong call counts as an error twice. Rows: word
@@ -124,7 +127,7 @@ def measure(
 
     packer = PackedTranscriber(transcriber)
 
-    def packed(groups: list[list[int]], *, by_call: bool = False) -> dict[str, Any]:
+    def packed(groups: list[list[int]], *, by_call: bool = True) -> dict[str, Any]:
         heard: list[list[str]] = [[] for _ in pieces]
         t0 = time.process_time()
         packs = 0
@@ -133,7 +136,7 @@ def measure(
             while i < len(group):
                 n = fits([pieces[k].size / 16_000 for k in group[i:]])
                 chunk = group[i : i + n]
-                if by_call:  # each call's pieces together, as the packing worker sorts them
+                if by_call:  # each call's pieces side by side, as the packing worker packs
                     chunk = sorted(chunk, key=lambda k: order[k][0])
                 results, _ = packer.transcribe_pieces(
                     [pieces[k] for k in chunk], [0.0] * len(chunk)
@@ -161,7 +164,7 @@ def measure(
         in_step = sorted(range(len(pieces)), key=lambda k: (order[k][1], order[k][0]))
         out["packed_in_step"] = packed([in_step])
         loops0 = packer.stats.loops
-        out["packed_in_step_by_call"] = packed([in_step], by_call=True)
+        out["packed_in_step_unsorted"] = packed([in_step], by_call=False)
     if wanted("packed_no_vad"):
         loops0 = packer.stats.loops
         skip = transcriber.skip_silence_ms
@@ -175,10 +178,10 @@ def measure(
 
 MODES = (
     ("per_piece", "per piece (fallback on)"),
-    ("packed", "packed, calls mixed"),
+    ("packed", "packed, calls out of step"),
     ("packed_one_call", "packed, one call's pieces"),
-    ("packed_in_step", "packed, calls saying one line"),
-    ("packed_in_step_by_call", "  the same, sorted by call"),
+    ("packed_in_step", "packed, calls in step"),
+    ("packed_in_step_unsorted", "  in step, not sorted by call"),
     ("packed_no_vad", "packed, no VAD filter"),
 )
 
