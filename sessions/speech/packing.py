@@ -297,8 +297,8 @@ class PackedTranscriber:
     """One worker thread that transcribes every call's pieces in packs (module docstring).
 
     :meth:`submit` is cheap and thread-safe; the future it returns is done when the
-    piece's words are back (callbacks run on the worker thread, in the order pieces were
-    submitted). A cancelled future's piece is left out of the next pack."""
+    piece's words are back (callbacks run on the worker thread; one call's pieces in the
+    order it submitted them). A cancelled future's piece is left out of the next pack."""
 
     def __init__(
         self,
