@@ -89,6 +89,13 @@ def trial_from_session(session: Session) -> Trial:
     trial.meta["events"] = len(session.events) + session.unknown  # those read, not kept
     # The one realized count (the live panel's and the audit's), for the reports.
     trial.meta["realized"] = log.realized.snapshot.line()
+    snap = log.realized.snapshot  # its counts, for the batch page's realized rates per dial
+    trial.meta["realized_counts"] = {
+        "agent_turns": snap.agent_turns,
+        "opportunities": snap.opportunities,
+        "interruptions": snap.interruptions,
+        "backchannels": snap.backchannels,
+    }
     # Caller turns a black-box agent left unanswered (agent_measures' response rate).
     trial.meta["no_responses"] = [
         {"t": e.t, **e.data}

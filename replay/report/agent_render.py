@@ -145,12 +145,12 @@ def call_html(trial: Trial, h: Callable[[object], str]) -> list[str]:
         return []
     out = [
         f'<p><b>Agent under test</b> <span class="meta">{h(_agent_label(trial))}</span></p>',
-        "<table><tr><th>measure</th><th>value</th><th>out of</th><th>field</th></tr>",
+        "<table><tr><th>measure</th><th>value</th><th>out of</th></tr>",
     ]
-    for label, value, of, name in call_lines(row):
+    for label, value, of, name in call_lines(row):  # the field name is the tooltip
         out.append(
-            f'<tr><td>{h(label)}</td><td class="num">{h(value)}</td><td>{h(of)}</td>'
-            f"<td><code>{h(name)}</code></td></tr>"
+            f'<tr><td title="{h(name)}">{h(label)}</td><td class="num">{h(value)}</td>'
+            f"<td>{h(of)}</td></tr>"
         )
     out.append("</table>")
     return out

@@ -1,5 +1,7 @@
-"""The report as one self-contained HTML page (inline CSS, no scripts, no external
-resources), in the words of :mod:`.wording`; text from files escaped."""
+"""The report as one self-contained HTML page (inline CSS, no external resources; a
+batch's page has a few lines of inline script that sort its tables, and reads the same
+without it), in the words of :mod:`.wording`; text from files escaped. The batch's
+summary, plots and trial table are :mod:`.batch_page`'s."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from replay.judges.columns import judge_groups, judge_title
 from replay.model import JudgeVerdict, Trial, Turn
 from replay.plural import noun, plural
 from replay.report.agent_render import call_html
+from replay.report.batch_page import CSS as BATCH_CSS
+from replay.report.batch_page import SORT_SCRIPT, batch_html
 from replay.report.black_box import cut_marks, turn_cut
 from replay.report.call_timeline import TIMELINE_CSS, AudioBudget, call_section_html, lag_warning
 from replay.report.confidence import marked, unsure_indices
@@ -149,7 +153,7 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
         f"<title>cutin report · {plural(s['trials'], 'trial')}</title>",
-        f"<style>{_CSS}{TIMELINE_CSS}</style></head><body>",
+        f"<style>{_CSS}{TIMELINE_CSS}{BATCH_CSS}</style></head><body>",
         "<h1>cutin report</h1>",
         f"<p><b>{s['trials']}</b> {noun(s['trials'], 'trial')} · "
         f'<b class="fail">{s["failed"]}</b> failed · '
@@ -161,30 +165,18 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
     if metrics:
         n = metrics["counts"]["n_simulations"]
         out.append(f"<h2>τ-Voice interaction metrics ({plural(n, 'tick trial')})</h2>")
-        out.append("<table><tr><th>metric</th><th>value</th><th>field</th></tr>")
-        for label, value, field in metric_rows(metrics):
+        out.append("<table><tr><th>metric</th><th>value</th></tr>")
+        for label, value, field in metric_rows(metrics):  # the field name is the tooltip
             out.append(
-                f'<tr><td>{_h(label)}</td><td class="num">{_h(value)}</td>'
-                f"<td><code>{_h(field)}</code></td></tr>"
+                f'<tr><td title="{_h(field)}">{_h(label)}</td><td class="num">{_h(value)}</td></tr>'
             )
         out.append(
             '</table><p class="meta">Events: '
             + _h(", ".join(f"{k} {v}" for k, v in metrics["counts"].items()))
             + "</p>"
         )
-    out.append(
-        "<h2>Trials</h2><table><tr><th></th><th>trial</th><th>task</th><th>reward</th>"
-        "<th>verdicts</th><th>turns</th></tr>"
-    )
-    for i, t in enumerate(trials):
-        cls = outcome(t)
-        out.append(
-            f'<tr><td class="{cls}">{trial_mark(t)}</td>'
-            f'<td><a href="#t{i}">{_h(t.id)}</a></td><td>{_h(t.task_id or "—")}</td>'
-            f'<td class="num">{_h(num(t.reward))}</td><td>{_h(counts_text(t))}</td>'
-            f'<td class="num">{len(t.turns)}</td></tr>'
-        )
-    out.append("</table>")
+    # The batch: its summary, plots and trials by scenario and dials (issue 30).
+    out.extend(batch_html(trials, _outcome_cells))
     audio = AudioBudget()  # one audio cap for the whole page
     for i, t in enumerate(trials):
         cls = outcome(t)
@@ -224,5 +216,19 @@ def render_html(trials: Sequence[Trial], warnings: Sequence[str] = ()) -> str:
             + "".join(f"<li>{_h(w)}</li>" for w in report["warnings"])
             + "</ul>"
         )
+    if len(trials) > 1:
+        out.append(SORT_SCRIPT)  # sortable trial columns; the page reads the same without
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _outcome_cells(t: Trial) -> tuple[str, str, str]:
+    """A trial's mark, reward and verdicts cells in the batch's trial table."""
+    cls = outcome(t)
+    order = {"fail": 0, "pass": 2}.get(cls, 1)
+    return (
+        f'<td class="{cls}" data-v="{order}">{trial_mark(t)}</td>',
+        f'<td class="num" data-v="{_h("" if t.reward is None else t.reward)}">'
+        f"{_h(num(t.reward))}</td>",
+        f'<td data-v="{_h(counts_text(t))}">{_h(counts_text(t))}</td>',
+    )

@@ -63,7 +63,9 @@ def test_reports_count_and_mark_calls_not_judged(tmp_path: Path) -> None:
     assert "| · | plain1 |" in md and "## · plain1 · task short · not judged" in md
     html = render_html(trials)
     assert '<b class="info">1</b> not judged' in html
-    assert '<td class="info">·</td><td><a href="#t0">plain1</a>' in html
+    assert '<td class="info" data-v="1">·</td>' in html  # sorts between failed and passed
+    # Named by its scenario and dials, the session id in the tooltip (issue 30).
+    assert 'title="session plain1"><a href="#t0">short · α 0 · β 0 · γ 0</a>' in html
 
 
 def test_an_all_judged_report_does_not_mention_it(tmp_path: Path) -> None:
