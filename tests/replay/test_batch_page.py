@@ -10,6 +10,7 @@ from the raw log lines, not through cutin's fold."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -317,3 +318,54 @@ def test_the_batch_page_opens_in_headless_chromium(
     assert dom.index('id="summary"') < dom.index('id="plots"') < dom.index('id="trials"')
     assert dom.count('class="plot"') == text.count('class="plot"') >= 4
     assert dom.count('<line class="ref"') == 2
+
+
+def test_the_summary_holds_the_scenarios_expectations_as_cutin_check_judges_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    import sessions.scenarios
+    from sessions.scenarios.expect import parse_expect
+
+    expect = parse_expect({"yield_rate": ">= 0.9", "yield_latency_mean": "<= 0.5"})
+    monkeypatch.setattr(
+        sessions.scenarios, "load_scenario", lambda name: SimpleNamespace(expectations=expect)
+    )
+    run = write_run(tmp_path / "known", [KNOWN] * 6 + [LAGGED], beta=0.5, lagged=[6])
+    text = render_html(load_paths([run]))
+    summary = re.sub(r"<[^>]+>", " ", _section(text, 'id="summary"', 'id="conditions"'))
+    summary = html.unescape(" ".join(summary.split()))
+    # 18 of 24 interruptions yielded in the calls that did not lag: 0.75 < 0.9.
+    assert "Expectations (the scenarios' [expect], as cutin check): FAIL" in summary
+    assert "yield_rate >= 0.9 0.750 24 FAIL" in summary
+    assert "yield_latency_mean <= 0.5 0.400 18 PASS" in summary
+    assert "1 of 7 calls lagged" in summary
+
+
+@pytest.mark.slow
+def test_a_click_sorts_the_trials_in_chromium(
+    batch: tuple[list[Trial], list[Path], str], tmp_path: Path
+) -> None:
+    browser = chromium()
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    _, _, text = batch
+    # The test clicks the β header twice (the page's own sorter does the rest).
+    click = "<script>var th=document.querySelectorAll('#trials th')[4];th.click();</script>"
+    orders = []
+    for clicks in (1, 2):
+        page = tmp_path / f"sorted{clicks}.html"
+        page.write_text(text.replace("</body>", click * clicks + "</body>"), encoding="utf-8")
+        dom = subprocess.run(
+            [browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+             "--dump-dom", page.as_uri()],
+            capture_output=True, text=True, timeout=120,
+        ).stdout  # fmt: skip
+        table = dom[dom.index('id="trials"') : dom.index("</table>", dom.index('id="trials"'))]
+        rows = table.split("<tr>")[2:]
+        betas = [float(re.findall(r'data-v="([^"]*)"', r)[4]) for r in rows]
+        assert len(betas) == text.count('<details id="t')
+        orders.append(betas)
+    assert orders[0] == sorted(orders[0]) and orders[1] == sorted(orders[1], reverse=True)
+    assert orders[0] != orders[1]
