@@ -166,6 +166,9 @@ def _event_marks(turn: Turn, e: InlineEvent, tl: Timeline) -> None:
             tl.marks.append(
                 Mark(t, MarkKind.PAUSE, "rule: nothing", True, "opportunity: the rule did nothing")
             )
+        elif data.get("executed") is False:  # taken ones are their ◆ / ▲ on the caller lane
+            what = f"opportunity: the rule decided {decision.lower()}, not taken"
+            tl.marks.append(Mark(t, MarkKind.PAUSE, "decided, not taken", True, what))
     elif isinstance(e.source, AgentYield):
         _yield_marks(t, data, tl, e.label)
 
@@ -228,6 +231,9 @@ def call_timeline(trial: Trial, sound: Iterable[tuple[float, float]] = ()) -> Ti
         if start - at > LONG_GAP_S:
             tl.intervals.append(Interval("dead-air", at, start, f"dead air {start - at:.1f} s"))
         at = max(at, end)
+    length = _f(trial.duration)
+    if length is not None and length - at > LONG_GAP_S:  # silence to the call's end
+        tl.intervals.append(Interval("dead-air", at, length, f"dead air {length - at:.1f} s"))
     tl.intervals.extend(Interval("agent-sound", a, b, "agent sound") for a, b in sound)
     tl.spans.sort(key=lambda s: (s.start, s.lane))
     tl.marks.sort(key=lambda m: m.t)

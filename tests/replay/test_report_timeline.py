@@ -41,13 +41,17 @@ from replay.timeline.lanes import (
 )
 from sessions.log.models import (
     AgentTurnEnd,
+    AgentTurnStart,
+    AgentWords,
     AgentYield,
     Backchannel,
     EndEvent,
     Event,
     FrameLag,
     Interruption,
+    LineEvent,
     UserTurn,
+    WordTiming,
 )
 from sessions.log.reader import read_session
 from tests.replay.report_page import network_references, read_page
@@ -340,3 +344,31 @@ def test_the_terminal_lanes_draw_the_same_call_from_the_same_layout(
     page = read_page(render_html([trial]))
     assert drawn == [column(t, 0.0, 20.0, cols) for t in page.of("cut")]
     assert len(drawn) == 2
+
+
+def test_no_response_and_dead_air_are_drawn_where_they_were(tmp_path: Path) -> None:
+    # The agent speaks 0.5–2.0 s, the caller 2.5–3.5 s, then nothing: the line reports a
+    # no_response at 8.5 s (5 s after the caller's end); the call ends at 10 s.
+    words = [
+        WordTiming(word=w, start=0.5 + 0.5 * i, end=0.9 + 0.5 * i)
+        for i, w in enumerate(["one", "two", "three"])
+    ]
+    events: list[Event] = [
+        AgentTurnStart(t=0.5, turn=0),
+        AgentWords(t=2.0, turn=0, words=words),
+        AgentTurnEnd(t=2.0, turn=0, text="one two three", spoken="one two three"),
+        UserTurn(t=2.5, turn=0, source="scenario", original="hi", rendered="hi", end_t=3.5),
+        LineEvent(
+            t=8.5,
+            kind="no_response",
+            data={"caller_end_t": 3.5, "after": "turn", "window_s": 5.0, "waited_s": 5.0},
+        ),
+        EndEvent(t=10.0, reason="hangup"),
+    ]
+    trial = load_log(write_log(tmp_path / "quiet.jsonl", events, black_box_header()))
+    assert isinstance(trial, Trial)
+    page = read_page(render_html([trial]))
+    assert [round(t, 2) for t in page.of("no-response")] == [8.5]
+    text = render_html([trial])
+    assert 'class="dead-air" ' in text and 'data-t="3.500" data-t-end="10.000"' in text
+    assert 'class="no-response" ' in text and 'data-t="3.500" data-t-end="8.500"' in text
