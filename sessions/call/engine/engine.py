@@ -103,6 +103,9 @@ class CallEngine(FramePump, Generic[F]):
         self.rng = random.Random(config.seed)
         """One stream of choices (openers, tokens) per call, so a seed repeats a call."""
         self.end_reason: str | None = None
+        self._end_t: float | None = None
+        """The call time the call ended at: the end event's, even when the tear-down runs
+        later on another thread (the clock has moved on by then)."""
         self._ended = False
         self.max_frame_lag_s = 0.0
         self._mono0 = time.monotonic()
@@ -325,6 +328,7 @@ class CallEngine(FramePump, Generic[F]):
             return
         self._ended = True
         self.end_reason = reason
+        self._end_t = self.t
         if self.hang_up_elsewhere:
             self.hang_up_due = True  # the pump runs _hang_up off its thread
             return
@@ -335,11 +339,12 @@ class CallEngine(FramePump, Generic[F]):
         close) and the end event is logged."""
         self.hang_up_due = False
         reason = self.end_reason or "hangup"
-        self.far.hang_up(self.t)
+        t = self.t if self._end_t is None else self._end_t
+        self.far.hang_up(t)
         lag = self.frame_lag_summary()
         self.emit(
             EndEvent(
-                t=round(self.t, 6),
+                t=round(t, 6),
                 reason=reason,
                 frame_lag=None if lag is None else FrameLag.model_validate(lag),
             )
