@@ -60,7 +60,7 @@ class Stretch:
 
 
 @dataclass(frozen=True, slots=True)
-class Clip:
+class TurnClip:
     stretch: Stretch
     uri: str | None
     """``data:audio/wav;base64,...``; None when not embedded (see ``note``)."""
@@ -159,7 +159,7 @@ def wav_seconds(data: bytes) -> float:
         return w.getnframes() / w.getframerate()
 
 
-def clips(trial: Trial, budget: AudioBudget) -> tuple[list[Clip], str]:
+def clips(trial: Trial, budget: AudioBudget) -> tuple[list[TurnClip], str]:
     """Each stretch's clip, and a note for the call ('' when nothing to say)."""
     wanted = stretches(trial)
     if not wanted:
@@ -167,11 +167,11 @@ def clips(trial: Trial, budget: AudioBudget) -> tuple[list[Clip], str]:
     wav = recording_of(trial)
     if wav is None:
         return [], "no recording beside the log: nothing to listen to"
-    out: list[Clip] = []
+    out: list[TurnClip] = []
     for s in wanted:
         if budget.left <= 0:
             budget.skipped += 1
-            out.append(Clip(s, None, s.end - s.start, "not embedded: the page's audio cap"))
+            out.append(TurnClip(s, None, s.end - s.start, "not embedded: the page's audio cap"))
             continue
         try:
             data = cut_wav(wav, s.start, s.end)
@@ -180,11 +180,11 @@ def clips(trial: Trial, budget: AudioBudget) -> tuple[list[Clip], str]:
         if len(data) > budget.left:
             budget.skipped += 1
             budget.left = 0
-            out.append(Clip(s, None, s.end - s.start, "not embedded: the page's audio cap"))
+            out.append(TurnClip(s, None, s.end - s.start, "not embedded: the page's audio cap"))
             continue
         budget.left -= len(data)
         uri = "data:audio/wav;base64," + base64.b64encode(data).decode("ascii")
-        out.append(Clip(s, uri, wav_seconds(data)))
+        out.append(TurnClip(s, uri, wav_seconds(data)))
     return out, ""
 
 
@@ -233,8 +233,8 @@ def agent_sound(path: Path) -> list[tuple[float, float]]:
 __all__ = [
     "PAGE_CAP_BYTES",
     "AudioBudget",
-    "Clip",
     "Stretch",
+    "TurnClip",
     "agent_sound",
     "clips",
     "cut_wav",
