@@ -28,7 +28,7 @@ import importlib.util
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,6 +168,34 @@ def running_bot(
     with ChildProcess(argv, name="the bot", cwd=REPO_ROOT) as child:
         ready = child.wait_ready(READY_PREFIX, start_timeout_s)
         yield Bot(url=ready[len(READY_PREFIX) :].strip(), child=child, protocol=protocol)
+
+
+@contextmanager
+def running_bots(
+    *configs: Sequence[str], protocol: str = "twilio", start_timeout_s: float = START_TIMEOUT_S
+) -> Iterator[list[Bot]]:
+    """Several bots, one per ``configs`` entry (each its options), started at once and
+    then each waited for: their ~10 s starts (Pipecat, Silero, whisper) overlap instead of
+    adding up. Stopped afterwards, as :func:`running_bot`'s."""
+    reason = bot_unavailable()
+    if reason:
+        pytest.skip(f"the Pipecat bot cannot run: {reason}")
+    with ExitStack() as stack:
+        children = [
+            stack.enter_context(
+                ChildProcess(
+                    [sys.executable, str(BOT), *_options(protocol), *args],
+                    name=f"bot {i} ({' '.join(args) or 'defaults'})",
+                    cwd=REPO_ROOT,
+                )
+            )
+            for i, args in enumerate(configs)
+        ]
+        bots = []
+        for child in children:
+            ready = child.wait_ready(READY_PREFIX, start_timeout_s)
+            bots.append(Bot(url=ready[len(READY_PREFIX) :].strip(), child=child, protocol=protocol))
+        yield bots
 
 
 def _line(bot: Bot) -> Any:
