@@ -70,7 +70,7 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
       var num = th.getAttribute("data-sort") === "num";
       rows.sort(function (a, b) {
         var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
-        if (num) { x = x === "" ? Infinity : +x; y = y === "" ? Infinity : +y; }
+        if (num) { x = x === "" ? Number.MAX_VALUE : +x; y = y === "" ? Number.MAX_VALUE : +y; }
         return (x < y ? -1 : x > y ? 1 : 0) * (up ? 1 : -1);
       });
       rows.forEach(function (r) { body.appendChild(r); });
