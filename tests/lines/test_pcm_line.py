@@ -68,7 +68,9 @@ def test_caller_audio_goes_out_as_20ms_frames_at_the_stated_rate() -> None:
             audio = tone(440, 1.0)
             for i in range(0, audio.size, FRAME):
                 line.send(audio[i : i + FRAME])
-            wait_until(lambda: len(sizes(agent.calls[0])) >= 50, what="50 frames")
+            wait_until(
+                lambda: bool(agent.calls) and len(sizes(agent.calls[0])) >= 50, what="50 frames"
+            )
             line.close()
         call = agent.calls[0]
         assert set(sizes(call)) == {frame} and len(sizes(call)) == 50, rate
