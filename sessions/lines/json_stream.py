@@ -278,13 +278,14 @@ class JsonStreamLine(SocketLine):
         """Send back the markers whose audio has played (all of them on a clear)."""
         how = "cleared" if cleared else "played"
         for name in self._marks.due(cleared=cleared):
-            self._post(("reply", self._mark_reply(name)))
             shown, kept = self._shown_mark(name)
+            # Said before it is sent: the agent's answer to it can come at once.
             self._notify(
                 NoticeKind.MARK,
                 f"{self.mark_word} {shown!r} {how}",
                 {"name": kept, "cleared": cleared},
             )
+            self._post(("reply", self._mark_reply(name)))
 
     def _shown_mark(self, name: str) -> tuple[str, str]:
         """A marker's name as a MARK notice's detail and data give it."""

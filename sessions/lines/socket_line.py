@@ -1,14 +1,15 @@
-"""What every line over a WebSocket shares: threads, states, notices, wording, limits.
+"""What every line over a WebSocket shares: one event loop, states, notices, wording, limits.
 
 A transport subclasses :class:`SocketLine` and writes only its protocol:
 
-- :meth:`SocketLine._connect` opens the socket (a ``websockets`` sync connection, or
-  one that wraps it, as the ``openai`` client's does) with the options of
-  :func:`SocketLine.socket_options` (its ``max_size``);
+- :meth:`SocketLine._connect` opens the socket (:meth:`SocketLine._dial`: a
+  ``websockets`` connection on the line loop; or a sync one of its own, as the
+  ``openai`` client's) with the options of :func:`SocketLine.socket_options` (its
+  ``max_size``);
 - :meth:`SocketLine._handshake` says hello and waits for the agent if it must;
-- :meth:`SocketLine._handle` takes one message from the agent (on the reader thread);
+- :meth:`SocketLine._handle` takes one message from the agent (on the reader);
 - :meth:`SocketLine._write` sends one item queued with :meth:`SocketLine._post` (on the
-  writer thread, so ``send`` from the call loop never blocks on the network);
+  writer, so ``send`` from the call loop never blocks on the network);
 - optionally :meth:`SocketLine._hangup` (say goodbye before the socket closes) and
   :meth:`SocketLine._opened` (the OPEN/FORMAT notices).
 
@@ -20,24 +21,38 @@ object), :meth:`SocketLine._cleared` (the CLEAR notice), :meth:`SocketLine._form
 (the FORMAT notice) and :meth:`SocketLine._counted` (a note on the 1st, 10th, 100th...
 time).
 
-The base keeps the rest the same for every line: one reader and one writer thread,
-nothing ever raised out of them; a state that moves CONNECTING → OPEN → CLOSED|FAILED
+The base keeps the rest the same for every line: a reader and a writer, nothing ever
+raised out of them; a state that moves CONNECTING → OPEN → CLOSED|FAILED
 once (the first cause is the one reported); a notice queue whose text is one line,
 bounded, free of secrets and escape sequences; ERROR notices of one kind shown three
 times, then counted; the :class:`~sessions.lines.base.LineLimits`; and the close code
 rule of :func:`~sessions.lines.base.is_clean_close` (an abnormal close is FAILED).
+
+One loop for every line: a socket dialled with :meth:`SocketLine._dial` is a
+``websockets`` asyncio connection on the one event loop of the process
+(:func:`line_loop`, thread ``cutin-lines``), and its reader and writer are two
+coroutines there, not two threads per line. The transport does not see it: its
+:meth:`~SocketLine._write` and :meth:`~SocketLine._handle` run on that loop and must
+never block (``self._conn.send`` there only queues the message, sent in order once
+``_write`` returns); a hello sent from :meth:`~SocketLine._handshake` (the opener's
+thread) is sent and waited for. A line whose :meth:`~SocketLine._connect` returns a
+connection of its own (the Realtime line's, the ``openai`` client's sync one) keeps
+a reader and a writer thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import concurrent.futures
 import contextlib
 import json
 import math
 import queue
 import threading
 import time
-from collections.abc import Iterable
-from typing import Any, NoReturn, cast
+from collections.abc import Coroutine, Iterable
+from typing import Any, NoReturn, TypeVar, cast
 
 from websockets.exceptions import ConnectionClosed
 
@@ -66,7 +81,137 @@ from sessions.lines.notices import (
 from sessions.lines.wire_audio import WireFrames
 
 _STOP = object()
-"""Ends the writer thread."""
+"""Ends the writer."""
+SEND_WAIT_S = 10.0
+"""How long the opener's thread waits for a message it sends on the loop (the hello)."""
+CLOSE_TIMEOUT_S = 2.0
+"""How long a closing socket waits for the agent's close frame."""
+HOLD_POLL_S = 0.005
+POST_TICK_S = 0.004
+"""How often the line loop picks up what other threads posted (the caller's audio from
+the pump): at most this much later on the wire, well within a 20 ms frame."""
+_T = TypeVar("_T")
+
+
+class _LineLoop:
+    """The one asyncio event loop every socket line of the process runs on, on a daemon
+    thread of its own (started at the first dial)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._posted: set[SocketLine] = set()
+        """Lines with items posted from other threads since the last :meth:`_deliver`."""
+        self._post_lock = threading.Lock()
+
+    def get(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._thread is None or not self._thread.is_alive():
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=self._run, args=(loop,), name="cutin-lines", daemon=True
+                )
+                thread.start()
+                self._loop, self._thread = loop, thread
+                loop.call_soon_threadsafe(self._tick)
+            return self._loop
+
+    def here(self) -> bool:
+        """Whether this is the loop's thread."""
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def posted(self, line: SocketLine) -> None:
+        """``line`` has items waiting in its :attr:`SocketLine._pending` (another thread
+        posted them): the loop moves them at its next tick (every :data:`POST_TICK_S`).
+        Nobody wakes the loop: a wake-up is a system call during which the poster (the
+        pump, for every call's every frame) gives up the interpreter and then waits to
+        get it back."""
+        with self._post_lock:
+            self._posted.add(line)
+
+    def _tick(self) -> None:
+        """Every :data:`POST_TICK_S` on the loop: what other threads posted goes to the
+        lines' writers."""
+        try:
+            with self._post_lock:
+                lines, self._posted = self._posted, set()
+            for line in lines:
+                line._deliver()
+        finally:
+            loop = self._loop
+            if loop is not None:
+                loop.call_later(POST_TICK_S, self._tick)
+
+    @staticmethod
+    def _run(loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_forever()
+
+
+_LOOP = _LineLoop()
+
+
+def line_loop() -> asyncio.AbstractEventLoop:
+    """The event loop of every socket line of this process."""
+    return _LOOP.get()
+
+
+def _on_loop(coro: Coroutine[Any, Any, _T], timeout_s: float) -> _T:
+    """Run ``coro`` on the line loop from another thread and wait for its result."""
+    future = asyncio.run_coroutine_threadsafe(coro, line_loop())
+    try:
+        return future.result(timeout_s)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise TimeoutError(f"no answer within {timeout_s:g} s") from None
+
+
+class _Close:
+    def __init__(self, code: int, reason: str) -> None:
+        self.code, self.reason = code, reason
+
+
+class LoopSocket:
+    """A ``websockets`` asyncio connection on the line loop, used as the transports use
+    a sync one: ``send`` and ``close`` from the loop's thread queue the message (sent
+    in order by :meth:`flush`, which the writer awaits after every ``_write``); from
+    any other thread they are sent and waited for."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self._out: list[str | bytes | _Close] = []
+        self._flushing: asyncio.Lock | None = None
+
+    def send(self, message: str | bytes) -> None:
+        if _LOOP.here():
+            self._out.append(message)
+        else:
+            _on_loop(self.conn.send(message), SEND_WAIT_S)
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        if _LOOP.here():
+            self._out.append(_Close(code, reason))
+            task = asyncio.get_running_loop().create_task(self._quiet_flush())
+            task.add_done_callback(lambda t: None)
+        else:
+            _on_loop(self.conn.close(code, reason), CLOSE_TIMEOUT_S + 1.0)
+
+    async def flush(self) -> None:
+        """Send what was queued, in order (raises ``ConnectionClosed`` as ``send`` does)."""
+        if self._flushing is None:
+            self._flushing = asyncio.Lock()
+        async with self._flushing:
+            while self._out:
+                item = self._out.pop(0)
+                if isinstance(item, _Close):
+                    await self.conn.close(item.code, item.reason)
+                else:
+                    await self.conn.send(item)
+
+    async def _quiet_flush(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.flush()
 
 WIRE_ALLOWANCE = 2
 """The socket's own cap, in ``max_message_bytes``: room for a message within the limit
@@ -108,6 +253,14 @@ class SocketLine:
         self._conn: Any = None
         self._outbox: queue.Queue[Any] = queue.Queue()
         self._threads: list[threading.Thread] = []
+        self._aoutbox: asyncio.Queue[Any] | None = None
+        """The writer's queue when the socket is on the line loop (see :meth:`_dial`)."""
+        self._pending: collections.deque[Any] = collections.deque()
+        """Items posted from other threads, moved to :attr:`_aoutbox` on the loop."""
+        self._tasks: dict[str, concurrent.futures.Future[None]] = {}
+        self._shaking = False
+        """The opener is sending its hello (:meth:`_handshake`): a close the reader sees
+        meanwhile waits for it, as one after :attr:`_ready` does (see :attr:`_decided`)."""
         self._ready = threading.Event()
         """Set by the transport when its handshake is answered (or by a failure)."""
         self._handshake_error: str | None = None
@@ -140,11 +293,13 @@ class SocketLine:
         return cast("str | bytes", self._conn.recv())
 
     def _handle(self, raw: str | bytes) -> None:
-        """One message from the agent (reader thread). Raising reports it, no more."""
+        """One message from the agent (the reader: on the line loop, never blocking).
+        Raising reports it, no more."""
         raise NotImplementedError
 
     def _write(self, item: Any) -> None:
-        """Send one item from the outbox (writer thread)."""
+        """Send one item from the outbox (the writer: on the line loop, where
+        ``self._conn.send`` queues the message, sent in order when this returns)."""
         raise NotImplementedError
 
     def _hangup(self) -> None:
@@ -186,20 +341,23 @@ class SocketLine:
         except Exception as exc:  # every failure becomes one line
             words = connect_failure(self.name, self.target, exc, timeout_s, self.refused_hint)
             self._fail_open(words)
-        self._start("reader", self._read_loop)
+        self._start("reader")
+        self._shaking = True
         try:
             self._handshake(deadline, timeout_s)
         except LineError as exc:
             self._fail_open(str(exc))
         except Exception as exc:
             self._fail_open(handshake_failure(self.name, self.target, self._why(exc), exc))
+        finally:
+            self._shaking = False
         with self._lock:
             ready = self._state is LineState.CONNECTING and not self._closing
             if ready:
                 self._state = LineState.OPEN
         if not ready:
             self._fail_open(f"{self.name}: the line to {self.target} ended during the handshake")
-        self._start("writer", self._write_loop)
+        self._start("writer")
         self._opened()
         self._decided.set()
 
@@ -249,19 +407,41 @@ class SocketLine:
 
     def _post(self, item: Any) -> None:
         """Queue ``item`` for :meth:`_write` (any thread; dropped once the line ended)."""
-        self._outbox.put(item)
+        box = self._aoutbox
+        if box is None:
+            self._outbox.put(item)
+        elif _LOOP.here():
+            self._deliver()  # what other threads posted first
+            box.put_nowait(item)
+        else:
+            self._pending.append(item)
+            _LOOP.posted(self)
+
+    def _deliver(self) -> None:
+        """Move what other threads posted to the writer's queue, in order (the loop)."""
+        box = self._aoutbox
+        if box is None:
+            return
+        while self._pending:
+            box.put_nowait(self._pending.popleft())
 
     def _post_stop(self) -> None:
-        self._outbox.put(_STOP)
+        self._post(_STOP)
 
     def _dial(self, url: str, timeout_s: float) -> Any:
-        """A ``websockets`` connection to ``url`` (checked first), for :meth:`_connect`."""
+        """A ``websockets`` connection to ``url`` (checked first), for :meth:`_connect`:
+        an asyncio one on the line loop (a :class:`LoopSocket`)."""
         check_ws_url(url, self.name, self.target)
-        from websockets.sync.client import connect
+        from websockets.asyncio.client import connect
 
-        conn = connect(url, close_timeout=2.0, **self.socket_options(timeout_s))
-        # The line closes it itself; entering says so (websockets >= 17 warns otherwise).
-        return conn.__enter__()
+        options = self.socket_options(timeout_s)
+
+        async def dial() -> Any:
+            return await connect(url, close_timeout=CLOSE_TIMEOUT_S, **options)
+
+        conn = _on_loop(dial(), timeout_s + 5.0)
+        self._aoutbox = asyncio.Queue()
+        return LoopSocket(conn)
 
     def _json_object(self, raw: str, what: str = "a message") -> dict[str, Any] | None:
         """The agent's text message as a JSON object; None (an ERROR notice) if it is not."""
@@ -328,13 +508,14 @@ class SocketLine:
 
     def _wait_ready(self, deadline: float, what: str, timeout_s: float) -> None:
         """Wait for :attr:`_ready` (the transport's handshake answer) until ``deadline``."""
+        self._shaking = False  # sent: a close from here on is the answer
         if not self._ready.wait(max(0.0, deadline - time.monotonic())):
             raise LineError(f"{self.name}: no {what} from {self.target} within {timeout_s:g} s")
         if self._handshake_error is not None:
             raise LineError(self._handshake_error)
 
     def _refuse_handshake(self, detail: str) -> None:
-        """The agent refused the handshake (reader thread): :meth:`open` raises ``detail``."""
+        """The agent refused the handshake (the reader): :meth:`open` raises ``detail``."""
         if not self._ready.is_set():
             self._handshake_error = self._clean(detail)
             self._ready.set()
@@ -351,14 +532,26 @@ class SocketLine:
         self._post_stop()
         self._ended()
 
-    # -- threads -------------------------------------------------------------------------
+    # -- reader and writer ---------------------------------------------------------------
 
-    def _start(self, role: str, run: Any) -> None:
-        thread = threading.Thread(target=run, name=f"cutin-{self.name}-{role}", daemon=True)
+    def _start(self, role: str) -> None:
+        """Start the reader or the writer: coroutines on the line loop for a socket
+        there, else a thread each."""
+        if isinstance(self._conn, LoopSocket):
+            run = self._aread_loop if role == "reader" else self._awrite_loop
+            self._tasks[role] = asyncio.run_coroutine_threadsafe(run(), line_loop())
+            return
+        target = self._read_loop if role == "reader" else self._write_loop
+        thread = threading.Thread(target=target, name=f"cutin-{self.name}-{role}", daemon=True)
         self._threads.append(thread)
         thread.start()
 
     def _join(self, role: str, timeout_s: float) -> None:
+        task = self._tasks.get(role)
+        if task is not None:
+            if not _LOOP.here():
+                concurrent.futures.wait([task], timeout=timeout_s)
+            return
         current = threading.current_thread()
         for thread in self._threads:
             if thread.name.endswith(role) and thread is not current and thread.is_alive():
@@ -384,23 +577,74 @@ class SocketLine:
                     self._socket_closed(exc)
                     return
                 self._hold_until_decided()
-                if not self._admit(raw):
-                    continue
-                try:
-                    self._handle(raw)
-                except Exception as exc:  # one bad message never ends the line
-                    self._error("unhandled", f"a message cutin could not handle: {exc!r:.80}")
-                if self.playout.dropped:
-                    self._note_playout()
+                self._take(raw)
         except Exception as exc:  # never out of the thread
-            if not self._closing:
-                detail = f"{self.name}: the line to {self.target} broke: {self._why(exc)}"
-                self._refuse_handshake(detail)
-                self._end(LineState.FAILED, detail, {"by": "cutin"})
+            self._broke(exc)
 
     def _hold_until_decided(self) -> None:
         if self._ready.is_set() and not self._decided.is_set():
             self._decided.wait(5.0)
+
+    async def _ahold_until_decided(self, *, closed: bool = False) -> None:
+        """:meth:`_hold_until_decided` on the loop; a close (``closed``) also waits while
+        the opener is still sending its hello (its send is waited for on another
+        thread, so the agent's answer can come first)."""
+        deadline = time.monotonic() + 5.0
+        while not self._decided.is_set() and time.monotonic() < deadline:
+            if not (self._ready.is_set() or (closed and self._shaking)):
+                return
+            await asyncio.sleep(HOLD_POLL_S)
+
+    def _take(self, raw: str | bytes) -> None:
+        """One message from the agent, admitted: handled, its playout drops noted."""
+        if not self._admit(raw):
+            return
+        try:
+            self._handle(raw)
+        except Exception as exc:  # one bad message never ends the line
+            self._error("unhandled", f"a message cutin could not handle: {exc!r:.80}")
+        if self.playout.dropped:
+            self._note_playout()
+
+    def _broke(self, exc: Exception) -> None:
+        if not self._closing:
+            detail = f"{self.name}: the line to {self.target} broke: {self._why(exc)}"
+            self._refuse_handshake(detail)
+            self._end(LineState.FAILED, detail, {"by": "cutin"})
+
+    async def _aread_loop(self) -> None:
+        """The reader on the line loop."""
+        conn = cast(LoopSocket, self._conn).conn
+        try:
+            while True:
+                try:
+                    raw = await conn.recv()
+                except ConnectionClosed as exc:
+                    await self._ahold_until_decided(closed=True)
+                    self._socket_closed(exc)
+                    return
+                await self._ahold_until_decided()
+                self._take(raw)
+        except Exception as exc:  # never out of the task
+            self._broke(exc)
+
+    async def _awrite_loop(self) -> None:
+        """The writer on the line loop."""
+        box, conn = self._aoutbox, cast(LoopSocket, self._conn)
+        assert box is not None
+        while True:
+            item = await box.get()
+            if item is _STOP:
+                return
+            try:
+                self._write(item)
+                await conn.flush()
+            except ConnectionClosed:
+                return  # the reader reports how it ended
+            except Exception as exc:  # never out of the task
+                if self.state is not LineState.OPEN:
+                    return
+                self._error("send", f"could not send to the agent: {self._why(exc)}")
 
     def _write_loop(self) -> None:
         while True:

@@ -137,14 +137,15 @@ class VonageLine(PcmLine):
     def _answer_notifies(self, *, cleared: bool = False) -> None:
         for text in self._notifies.due(cleared=cleared):
             payload = json.loads(text)
-            self._post(("text", {"event": "websocket:notify", "payload": payload}))
             shown = json.dumps(payload)[:80]
             how = "cleared" if cleared else "played"
+            # Said before it is sent: the agent's answer to it can come at once.
             self._notify(
                 NoticeKind.MARK,
                 f"notify {shown} {how}",
                 {"name": shown, "cleared": cleared},
             )
+            self._post(("text", {"event": "websocket:notify", "payload": payload}))
 
 
 def _compact(payload: Any, limit: int) -> str:
