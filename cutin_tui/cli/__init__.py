@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -101,15 +102,31 @@ def _exit_at_once(code: int) -> None:
     """End the program now (a batch stopped by Ctrl-C, every call filed): without waiting
     for a worker thread still transcribing or synthesizing for a call that was given up,
     seconds on a loaded machine. Only as the program (``argv`` None), never in-process."""
-    import os
-
     with contextlib.suppress(Exception):
         sys.stdout.flush()
         sys.stderr.flush()
     os._exit(code)
 
 
+EXIT_BROKEN_PIPE = 141
+"""What a shell reports for a writer whose reader went away (128 + SIGPIPE): never 0,
+so a gate piped through ``head`` cannot pass by accident."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader of our output went away (`cutin check RUN | head -1`): stop quietly,
+        # as a Unix tool does, with no traceback. stdout is pointed at /dev/null so the
+        # interpreter's last flush at exit cannot raise again.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from sessions.speech.tuning import limit_helper_threads
 
     limit_helper_threads()  # before anything imports numpy (sessions/speech/tuning.py)
