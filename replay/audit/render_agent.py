@@ -62,11 +62,14 @@ def agent_table(rows: Sequence[Row]) -> Table:
             f"\nmed {num(r['response_latency_median'])} · n {r['response_total']}"
             f"\nR_R {share(r['responses'], r['response_total'], r['response_rate'])}"
             f"\nI_A {fraction(r['agent_interruptions'], r['response_total'])}",
-            f"{num(r['talk_over_s'], 1)} · {num(r['talk_over_per_turn_s'])} per turn"
+            # No turn timed (every call lagged, its timings left out): "—", never 0.0.
+            f"{num(r['talk_over_s'] if r['talk_over_turns'] else None, 1)} · "
+            f"{num(r['talk_over_per_turn_s'])} per turn"
             f"\n{ci_text(r['talk_over_per_turn_s_ci'], 2)}"
-            f"\ndead air {num(r['dead_air_s'], 1)} s · {pct(r['dead_air_fraction'])}",
+            f"\ndead air {num(r['dead_air_s'] if r['duration_s'] else None, 1)} s · "
+            f"{pct(r['dead_air_fraction'])}",
             f"{num(r['pauses_per_min'], 1)}\n{ci_text(r['pauses_per_min_ci'], 1)}"
-            f"\n{r['short_pauses']} in {r['speech_s']:.1f} s",
+            + (f"\n{r['short_pauses']} in {r['speech_s']:.1f} s" if r["speech_s"] else ""),
         )
     table.caption = DEFINITIONS
     table.caption_justify = "left"
