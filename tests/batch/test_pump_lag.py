@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sessions.batch.call import LiveCall, finish_call, start_call
 from sessions.batch.plan import conditions, plan_batch
+from sessions.batch.pump import warm_models
 from sessions.call.engine.realtime import PumpedCall, RealtimePump
 from sessions.log import read_session
 from sessions.log.models import EndEvent
@@ -38,11 +39,16 @@ def test_calls_set_up_and_torn_down_around_a_running_call_leave_its_frames_on_ti
         [scenario.name], conditions([0.5], [0.5], [0.5]), runs=3, seed=7, batch="lag"
     )
     options = CallPlan(user="scripted", speech="espeak", max_seconds=RUNNING_S)
+    # Only the call whose agent hangs up mid-turn transcribes its agent: its last
+    # transcript is the tear-down that held the pump; the others' speech-to-text would
+    # only add this test's own load to what the running call's lag measures.
+    quiet = options.model_copy(update={"transcribe": "off"})
+    warm_models(options)  # as the batch does before its pump runs a call
     ended: queue.Queue[PumpedCall] = queue.Queue()
     pump = RealtimePump().start()
 
-    def start(i: int, url: str, seconds: float | None) -> LiveCall:
-        live = start_call(specs[i], f"twilio:{url}", scenarios, options, tmp_path, None)
+    def start(i: int, url: str, seconds: float | None, plan: CallPlan = quiet) -> LiveCall:
+        live = start_call(specs[i], f"twilio:{url}", scenarios, plan, tmp_path, None)
         assert isinstance(live, LiveCall), live
         loop = live.built.loop
         live.pumped = pump.add(
@@ -59,7 +65,8 @@ def test_calls_set_up_and_torn_down_around_a_running_call_leave_its_frames_on_ti
         with running_known_agent() as steady, running_known_agent() as leaving:
             running = start(0, steady.url, RUNNING_S)
             time.sleep(1.0)
-            second = start(1, leaving.url, None)  # built and dialled around the running call
+            # built and dialled around the running call; it transcribes its agent
+            second = start(1, leaving.url, None, options)
             leaving.wait_for("speak", timeout=20)  # its agent is talking...
             time.sleep(0.6)
             leaving.child.close()  # ...and hangs up mid-turn: that call ends in its frame
