@@ -169,10 +169,10 @@ _COLUMNS = (
     "dead_air_s",
     "duration_s",
 )
-_COL = {name: i for i, name in enumerate(_COLUMNS)}
+SUM_COLUMN = {name: i for i, name in enumerate(_COLUMNS)}
 
 # measure -> (numerator column, denominator column, scale)
-_RATIOS: dict[str, tuple[str, str, float]] = {
+RATIOS: dict[str, tuple[str, str, float]] = {
     "yield_rate": ("yields", "yield_total", 1.0),
     "yield_latency_mean": ("yield_latency_sum", "yield_latency_n", 1.0),
     "false_yield_rate": ("false_yields", "backchannel_total", 1.0),
@@ -183,7 +183,7 @@ _RATIOS: dict[str, tuple[str, str, float]] = {
     "agent_interruption_rate": ("agent_interruptions", "response_total", 1.0),
     "dead_air_fraction": ("dead_air_s", "duration_s", 1.0),
 }
-MEASURES = (*_RATIOS, "selectivity_backchannel")
+MEASURES = (*RATIOS, "selectivity_backchannel")
 """The measures that carry a bootstrap interval (``<name>_ci``) per condition."""
 
 
@@ -283,7 +283,7 @@ def _selectivity(false_yields: float, total: float) -> float | None:
     return 1.0 - false_yields / total if total else None
 
 
-def _measures(
+def pooled_measures(
     sums: Sequence[float],
     yield_latencies: Sequence[float],
     response_latencies: Sequence[float],
@@ -338,7 +338,7 @@ def call_row(call: AgentCall) -> Row:
         "source": call.source,
         "agent_kind": call.agent_kind,
         "agent_turns": call.agent_turns,
-        **_measures(call.sums(), call.yield_latencies, call.response_latencies, [call]),
+        **pooled_measures(call.sums(), call.yield_latencies, call.response_latencies, [call]),
     }
 
 
@@ -367,11 +367,11 @@ def condition_row(
         "condition": condition,
         "calls": len(calls),
         "agent_turns": sum(c.agent_turns for c in calls),
-        **_measures([float(v) for v in total], yield_lat, response_lat, calls),
+        **pooled_measures([float(v) for v in total], yield_lat, response_lat, calls),
     }
-    for name, (num, den, scale) in _RATIOS.items():
-        defined = bool(total[_COL[den]])
-        values = scale * _safe_divide(boot[:, _COL[num]], boot[:, _COL[den]])
+    for name, (num, den, scale) in RATIOS.items():
+        defined = bool(total[SUM_COLUMN[den]])
+        values = scale * _safe_divide(boot[:, SUM_COLUMN[num]], boot[:, SUM_COLUMN[den]])
         row[f"{name}_ci"] = _interval(values) if defined else None
     fy = row["false_yield_rate_ci"]
     row["selectivity_backchannel_ci"] = None if fy is None else [1.0 - fy[1], 1.0 - fy[0]]

@@ -27,7 +27,6 @@ autos) or cutin versions differ.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 
 from replay.audit.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_counts
+from replay.check.compare_resample import Pairing, pairing, pooled, resampled
 from replay.check.measures import SPECS, MeasureSpec
 
 if TYPE_CHECKING:
@@ -197,144 +197,6 @@ def _side_dict(side: Side) -> dict[str, Any]:
     }
 
 
-# ---- pooling and resampling ------------------------------------------------------------
-
-
-def _pooled(
-    calls: Sequence[AgentCall], totals: np.ndarray[Any, Any] | None = None
-) -> dict[str, Any]:
-    """The audit's pooled measures of these calls (a call listed twice counts twice):
-    exactly what :func:`~replay.audit.agent_measures.condition_row` computes for a
-    condition, without its own interval."""
-    from replay.audit.agent_measures import _measures
-
-    if totals is None:
-        totals = np.asarray([c.sums() for c in calls], dtype=np.float64).sum(axis=0)
-    yields = [v for c in calls for v in c.yield_latencies]
-    responses = [v for c in calls for v in c.response_latencies]
-    return {"calls": len(calls), **_measures([float(v) for v in totals], yields, responses, calls)}
-
-
-def _ratio(num: np.ndarray[Any, Any], den: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    out = np.full(num.shape, np.nan)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def _events(
-    counts: np.ndarray[Any, Any], lists: Sequence[Sequence[float]], q: float
-) -> np.ndarray[Any, Any]:
-    """The ``q`` percentile of each resample's pooled events (a call picked k times
-    counts its events k times), as ``numpy.percentile``'s default linear interpolation
-    gives it (the audit's medians and p95): the sorted events weighted by their call's
-    picks, read at rank ``(n − 1)·q/100`` — vectorised, in chunks of bounded memory."""
-    values = np.asarray([v for vs in lists for v in vs], dtype=np.float64)
-    owner = np.repeat(np.arange(len(lists)), [len(vs) for vs in lists])
-    out = np.full(counts.shape[0], np.nan)
-    if not values.size:
-        return out
-    order = np.argsort(values, kind="stable")
-    v, own = values[order], owner[order]
-    chunk = max(1, 2_000_000 // v.size)
-    for start in range(0, counts.shape[0], chunk):
-        cw = np.cumsum(counts[start : start + chunk][:, own], axis=1)
-        n = cw[:, -1]
-        h = np.maximum(n - 1, 0) * (q / 100.0)
-        lo = np.floor(h)
-        i_lo = (cw > lo[:, None]).argmax(axis=1)
-        i_hi = (cw > np.minimum(lo + 1, np.maximum(n - 1, 0))[:, None]).argmax(axis=1)
-        value = v[i_lo] + (h - lo) * (v[i_hi] - v[i_lo])
-        out[start : start + chunk] = np.where(n > 0, value, np.nan)
-    return out
-
-
-def _resampled(
-    units: Sequence[Unit], counts: np.ndarray[Any, Any], names: Sequence[str]
-) -> np.ndarray[Any, Any]:
-    """``(resamples, measures)``: each measure over each resample's calls (NaN: undefined),
-    by the audit's definitions (its ratio table over the pooled sums; medians and p95
-    over the pooled events), vectorised over resamples. At one pick of each call it is
-    :func:`_pooled`'s value (tests/check/test_compare.py checks it measure by measure)."""
-    from replay.audit.agent_measures import _COL, _RATIOS
-
-    calls = [u.agent for u in units]
-    w = counts.astype(np.float64)
-    totals = w @ np.asarray([c.sums() for c in calls], dtype=np.float64)
-    extra = w @ np.asarray(
-        [
-            [
-                math.fsum(c.backchannel_response_latencies),
-                len(c.backchannel_response_latencies),
-                *(c.selectivity.get(k, [0, 0])[i] for k in _SELECTIVE for i in (0, 1)),
-            ]
-            for c in calls
-        ],
-        dtype=np.float64,
-    )
-    gaps = np.asarray([max(c.dead_air_gaps, default=-np.inf) for c in calls], dtype=np.float64)
-    out = np.full((counts.shape[0], len(names)), np.nan)
-    for j, name in enumerate(names):
-        if name in _RATIOS:
-            num, den, scale = _RATIOS[name]
-            out[:, j] = scale * _ratio(totals[:, _COL[num]], totals[:, _COL[den]])
-        elif name == "selectivity_backchannel":
-            fy = _ratio(totals[:, _COL["false_yields"]], totals[:, _COL["backchannel_total"]])
-            out[:, j] = 1.0 - fy
-        elif name == "backchannel_response_latency_mean":
-            out[:, j] = _ratio(extra[:, 0], extra[:, 1])
-        elif name.startswith("selectivity_") and name[12:] in _SELECTIVE:
-            k = 2 + 2 * _SELECTIVE.index(name[12:])
-            out[:, j] = 1.0 - _ratio(extra[:, k + 1], extra[:, k])
-        elif name == "dead_air_max_gap_s":
-            picked = np.where(counts > 0, gaps[None, :], -np.inf).max(axis=1)
-            out[:, j] = np.where(np.isfinite(picked), picked, np.nan)
-        elif name in _EVENT_LISTS:
-            attr, q = _EVENT_LISTS[name]
-            out[:, j] = _events(counts, [getattr(c, attr) for c in calls], q)
-        else:  # a measure this table does not know: no interval (never a wrong one)
-            continue
-    return out
-
-
-_SELECTIVE = ("vocal_tic", "non_directed")
-_EVENT_LISTS = {
-    "yield_latency_median": ("yield_latencies", 50.0),
-    "yield_latency_p95": ("yield_latencies", 95.0),
-    "response_latency_median": ("response_latencies", 50.0),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Pairing:
-    """The calls of both runs that pair by (scenario, seed), in matching order, and the
-    rest of each."""
-
-    base: list[Unit]
-    new: list[Unit]
-    base_rest: list[Unit]
-    new_rest: list[Unit]
-
-
-def pairing(base: Side, new: Side) -> Pairing:
-    """A call pairs when its (scenario, seed) names exactly one call in each run."""
-
-    def once(side: Side) -> dict[tuple[str, int], Unit]:
-        seen: dict[tuple[str, int], list[Unit]] = {}
-        for u in side.units:
-            if u.key is not None:
-                seen.setdefault(u.key, []).append(u)
-        return {k: us[0] for k, us in seen.items() if len(us) == 1}
-
-    b, n = once(base), once(new)
-    keys = [u.key for u in base.units if u.key in b and u.key in n]
-    return Pairing(
-        [b[k] for k in keys if k is not None],
-        [n[k] for k in keys if k is not None],
-        [u for u in base.units if u.key not in keys],
-        [u for u in new.units if u.key not in keys],
-    )
-
-
 # ---- the comparison --------------------------------------------------------------------
 
 
@@ -390,12 +252,10 @@ def compare(
             if found.base
             else "no call pairs by scenario and seed: each run resampled on its own"
         )
-    base_row = _pooled([u.agent for u in base_units]) if base_units else {}
-    new_row = _pooled([u.agent for u in new_units]) if new_units else {}
+    base_row = pooled([u.agent for u in base_units]) if base_units else {}
+    new_row = pooled([u.agent for u in new_units]) if new_units else {}
     if base_units and new_units:
-        diffs = _resampled(new_units, new_counts, names) - _resampled(
-            base_units, base_counts, names
-        )
+        diffs = resampled(new_units, new_counts, names) - resampled(base_units, base_counts, names)
     else:
         diffs = np.full((0, len(names)), np.nan)
     rows = [
@@ -478,9 +338,7 @@ __all__ = [
     "VERDICTS",
     "CompareResult",
     "CompareRow",
-    "Pairing",
     "Side",
     "Unit",
     "compare",
-    "pairing",
 ]

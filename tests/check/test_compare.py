@@ -390,8 +390,9 @@ def test_the_resamples_are_the_audits_measures(tmp_path: Path) -> None:
     that picks a call twice counts its events twice."""
     import numpy as np
 
-    from replay.check.compare import _pooled, _resampled
     from replay.check.compare_load import load_side
+    from replay.check.compare_resample import pooled as _pooled
+    from replay.check.compare_resample import resampled as _resampled
     from replay.check.measures import SPECS
     from tests.support.black_box_log import write_black_box_log
 
