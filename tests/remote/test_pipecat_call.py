@@ -14,16 +14,26 @@ from pathlib import Path
 import pytest
 
 from controls.tendencies import Tendencies
+from replay.load import load_paths
+from replay.model import Trial
+from replay.report.trials import render_html
 from sessions.call.config import CallConfig
 from sessions.call.engine.engine import CallEngine
 from sessions.call.recorder import Recorder
 from sessions.call.setup.line_call import RemoteSpec, build_line_call
 from sessions.callers.users import ScriptedUser
 from sessions.lines.twilio import TwilioLine
-from sessions.log.models import Event, SpeechInfo
+from sessions.log.models import AgentYield, Event, SpeechInfo
 from sessions.log.reader import read_session
 from sessions.scenarios import load_scenario
 from tests.remote.helpers import first_sound, read_two_channels, stop_after
+from tests.replay.report_page import (
+    PX_S,
+    check_in_browser,
+    marks_match_the_log,
+    network_references,
+    read_page,
+)
 from tests.support.bot_calls import hang_up_after, yield_after
 from tests.support.pipecat_bot import Bot, BotPool
 
@@ -87,6 +97,24 @@ def test_barge_in_makes_the_bot_yield_and_the_log_matches_the_recording(
     assert abs(max(0.0, stop - onset) - y.latency_s) <= FRAME
     assert y.clear_t is not None, "Pipecat's interruption sends Twilio's clear"
     print(f"bot yield latency {y.latency_s:.3f} s; cutin's reaction {cuts[0].reaction_s:.3f} s")
+    _report_shows_the_call(log, y, tmp_path)
+
+
+def _report_shows_the_call(log: Path, y: AgentYield, tmp_path: Path) -> None:
+    """The HTML report of this real bot call (issue 30): its timeline's cut and stop marks
+    at the logged times (read back from the SVG), the stretch around the yield there to
+    hear from the recording, nothing from the network, and Chromium paints it cleanly."""
+    (trial,) = load_paths([log])
+    assert isinstance(trial, Trial)
+    text = render_html([trial])
+    page = read_page(text)
+    assert marks_match_the_log(page, [log]) >= 2  # the cut and the bot's stop, at least
+    assert y.stop_t is not None and any(abs(t - y.stop_t) < PX_S for t in page.of("stop"))
+    assert page.audios and any(a.start <= y.onset_t <= a.end for a in page.audios)
+    assert all(a.channels == 2 for a in page.audios)
+    assert network_references(text) == []
+    (tmp_path / "page").mkdir()
+    check_in_browser(text, tmp_path / "page", len(page.strips), unfolded=True)
 
 
 def test_a_bot_with_interruptions_off_does_not_yield(tmp_path: Path, pipecat_bots: BotPool) -> None:

@@ -8,9 +8,19 @@ from __future__ import annotations
 import base64
 import io
 import re
+import subprocess
 import wave
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sessions.log.models import AgentTurnEnd, AgentYield, Backchannel
+from sessions.log.reader import read_session
+from tests.gallery.png_pixels import read_png
+from tests.gallery.test_handout import CHROMIUM_FLAGS, chromium
 
 
 @dataclass
@@ -111,3 +121,78 @@ def network_references(text: str) -> list[str]:
             refs.append(f"<{tag} {name}={value[:60]}>")
     refs += re.findall(r"(?i)url\(\s*['\"]?(?!data:)[^)]*\)|@import", text)
     return refs
+
+
+# ---- checks shared by the tests that render real calls ---------------------------------
+
+PX_S = 0.01
+"""One pixel of a strip, in seconds: how close a drawn mark is to its logged time."""
+
+
+def marks_match_the_log(page: Page, logs: list[Path]) -> int:
+    """Every cut, stop and backchannel of the logs is on the page at its time; how many."""
+    want: dict[str, list[float]] = {"cut": [], "stop": [], "backchannel": []}
+    for log in logs:
+        session = read_session(log)
+        want["cut"] += [e.cut_t for e in session.of(AgentTurnEnd) if e.cut_t is not None]
+        want["stop"] += [
+            y.stop_t
+            for y in session.of(AgentYield)
+            if y.after == "interruption" and y.yielded and y.stop_t is not None
+        ]
+        want["backchannel"] += [e.t for e in session.of(Backchannel)]
+    n = 0
+    for kind, times in want.items():
+        got = sorted(page.of(kind))
+        assert len(got) == len(times), kind
+        for w, g in zip(sorted(times), got, strict=True):
+            assert abs(w - g) < PX_S, (kind, w, g)
+        n += len(times)
+    return n
+
+
+def open_in_chromium(html_path: Path, tmp_path: Path) -> tuple[str, str, np.ndarray]:
+    browser = chromium()
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    common = [
+        browser,
+        *CHROMIUM_FLAGS,
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    dom = subprocess.run(
+        [*common, "--dump-dom", html_path.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    shot = tmp_path / "page.png"
+    subprocess.run(
+        [*common, f"--screenshot={shot}", "--window-size=1300,3200", html_path.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shot.is_file(), dom.stderr[-2000:]
+    return dom.stdout, dom.stderr, read_png(shot)
+
+
+def check_in_browser(text: str, tmp_path: Path, n_strips: int, *, unfolded: bool) -> None:
+    html_path = tmp_path / "report.html"
+    html_path.write_text(text, encoding="utf-8")
+    dom, log, pixels = open_in_chromium(html_path, tmp_path)
+    # The browser built the page: every strip, with its marks, is in its DOM.
+    assert dom.count('<svg class="strip"') == n_strips
+    assert "CONSOLE" not in log, log[-2000:]  # no console message (an error would be one)
+    assert "ERR_" not in log and "Failed to load" not in log, log[-2000:]
+    rgb = pixels[..., :3].astype(np.float64)
+    dark = (rgb.mean(axis=2) < 100).mean()
+    assert 0.002 < dark < 0.5, f"text covers a sane share of the page ({dark:.4f})"
+    if not unfolded:  # a batch's calls are folded: their timelines are not on screen
+        return
+    # The lanes were painted: the agent's blue and the caller's green are on screen.
+    for colour in ((0x3B, 0x6F, 0xB6), (0x3F, 0xAE, 0x6A)):
+        near = (np.abs(rgb - np.array(colour)).sum(axis=2) < 40).sum()
+        assert near > 200, colour

@@ -20,93 +20,24 @@ import sys
 import wave
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from replay.load import load_paths
 from replay.model import Trial
 from replay.report.call_audio import stretches
 from replay.report.trials import render_html
-from sessions.log.models import AgentTurnEnd, AgentYield, Backchannel
-from sessions.log.reader import read_session
-from tests.gallery.png_pixels import read_png
-from tests.gallery.test_handout import CHROMIUM_FLAGS, chromium
 from tests.measures.harness import dial
-from tests.replay.report_page import Page, network_references, read_page
+from tests.replay.report_page import (
+    PX_S,
+    check_in_browser,
+    marks_match_the_log,
+    network_references,
+    read_page,
+)
 from tests.support.known_agent import running_known_agent
 
-PX_S = 0.01
 TOL = 0.020
 """The measures' bound (tests/measures): a time within 20 ms of the truth."""
-
-
-def _marks_match_the_log(page: Page, logs: list[Path]) -> int:
-    """Every cut, stop and backchannel of the logs is on the page at its time; how many."""
-    want: dict[str, list[float]] = {"cut": [], "stop": [], "backchannel": []}
-    for log in logs:
-        session = read_session(log)
-        want["cut"] += [e.cut_t for e in session.of(AgentTurnEnd) if e.cut_t is not None]
-        want["stop"] += [
-            y.stop_t
-            for y in session.of(AgentYield)
-            if y.after == "interruption" and y.yielded and y.stop_t is not None
-        ]
-        want["backchannel"] += [e.t for e in session.of(Backchannel)]
-    n = 0
-    for kind, times in want.items():
-        got = sorted(page.of(kind))
-        assert len(got) == len(times), kind
-        for w, g in zip(sorted(times), got, strict=True):
-            assert abs(w - g) < PX_S, (kind, w, g)
-        n += len(times)
-    return n
-
-
-def _open_in_chromium(html_path: Path, tmp_path: Path) -> tuple[str, str, np.ndarray]:
-    browser = chromium()
-    if browser is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    common = [
-        browser,
-        *CHROMIUM_FLAGS,
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--enable-logging=stderr",
-        "--v=0",
-    ]
-    dom = subprocess.run(
-        [*common, "--dump-dom", html_path.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    shot = tmp_path / "page.png"
-    subprocess.run(
-        [*common, f"--screenshot={shot}", "--window-size=1300,3200", html_path.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert shot.is_file(), dom.stderr[-2000:]
-    return dom.stdout, dom.stderr, read_png(shot)
-
-
-def _check_in_browser(text: str, tmp_path: Path, n_strips: int, *, unfolded: bool) -> None:
-    html_path = tmp_path / "report.html"
-    html_path.write_text(text, encoding="utf-8")
-    dom, log, pixels = _open_in_chromium(html_path, tmp_path)
-    # The browser built the page: every strip, with its marks, is in its DOM.
-    assert dom.count('<svg class="strip"') == n_strips
-    assert "CONSOLE" not in log, log[-2000:]  # no console message (an error would be one)
-    assert "ERR_" not in log and "Failed to load" not in log, log[-2000:]
-    rgb = pixels[..., :3].astype(np.float64)
-    dark = (rgb.mean(axis=2) < 100).mean()
-    assert 0.002 < dark < 0.5, f"text covers a sane share of the page ({dark:.4f})"
-    if not unfolded:  # a batch's calls are folded: their timelines are not on screen
-        return
-    # The lanes were painted: the agent's blue and the caller's green are on screen.
-    for colour in ((0x3B, 0x6F, 0xB6), (0x3F, 0xAE, 0x6A)):
-        near = (np.abs(rgb - np.array(colour)).sum(axis=2) < 40).sum()
-        assert near > 200, colour
 
 
 @pytest.mark.slow
@@ -118,7 +49,7 @@ def test_report_of_a_real_black_box_call(tmp_path: Path) -> None:
     text = render_html([trial])
     page = read_page(text)
     assert len(page.strips) == 1  # a 24 s call: one strip
-    assert _marks_match_the_log(page, [call.log]) >= 2
+    assert marks_match_the_log(page, [call.log]) >= 2
     assert network_references(text) == []
     # Where the page puts the stop is where the agent's own record says its sound
     # stopped on the line (the truth, not cutin's view), within 20 ms.
@@ -143,7 +74,7 @@ def test_report_of_a_real_black_box_call(tmp_path: Path) -> None:
         with wave.open(io.BytesIO(audio.wav), "rb") as w:
             got = w.readframes(w.getnframes())
         assert got == frames[first : first + len(got)]
-    _check_in_browser(text, tmp_path, len(page.strips), unfolded=True)
+    check_in_browser(text, tmp_path, len(page.strips), unfolded=True)
 
 
 @pytest.mark.slow
@@ -162,8 +93,8 @@ def test_report_of_a_simulated_batch(tmp_path: Path) -> None:
     # One timeline per call, a strip a minute, covering the call.
     assert [s.t0 for s in page.strips].count(0.0) == 2
     assert max(s.t1 for s in page.strips) >= max(t.duration or 0.0 for t in trials)
-    assert _marks_match_the_log(page, logs) > 5
+    assert marks_match_the_log(page, logs) > 5
     assert page.audios == []  # text calls on the virtual clock have no recording
     assert "no recording beside the log" in text
     assert network_references(text) == []
-    _check_in_browser(text, tmp_path, len(page.strips), unfolded=False)
+    check_in_browser(text, tmp_path, len(page.strips), unfolded=False)
