@@ -147,9 +147,13 @@ class JsonStreamLine(SocketLine):
         return self._dial(self._url, timeout_s)
 
     def _handshake(self, deadline: float, timeout_s: float) -> None:
+        # The provider's side speaks first and waits for nothing: ready before the hello
+        # goes, so an answer the agent sends at once (a playAudio right after `start`) is
+        # held until the line is open and its OPEN/FORMAT notices given, never handled
+        # ahead of them on the line loop.
+        self._ready.set()
         for message in self._hello():
             self._conn.send(json.dumps(message))
-        self._ready.set()  # the provider's side speaks first and waits for nothing
 
     def _hangup(self) -> None:
         self._post(("stop", None))

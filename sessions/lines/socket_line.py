@@ -122,7 +122,7 @@ class _LineLoop:
         return self._thread is not None and threading.current_thread() is self._thread
 
     def posted(self, line: SocketLine) -> None:
-        """``line`` has items waiting in its :attr:`SocketLine._pending` (another thread
+        """``line`` has items waiting in its :attr:`SocketLine._posted` (another thread
         posted them): the loop moves them at its next tick (every :data:`POST_TICK_S`).
         Nobody wakes the loop: a wake-up is a system call during which the poster (the
         pump, for every call's every frame) gives up the interpreter and then waits to
@@ -255,7 +255,7 @@ class SocketLine:
         self._threads: list[threading.Thread] = []
         self._aoutbox: asyncio.Queue[Any] | None = None
         """The writer's queue when the socket is on the line loop (see :meth:`_dial`)."""
-        self._pending: collections.deque[Any] = collections.deque()
+        self._posted: collections.deque[Any] = collections.deque()
         """Items posted from other threads, moved to :attr:`_aoutbox` on the loop."""
         self._tasks: dict[str, concurrent.futures.Future[None]] = {}
         self._shaking = False
@@ -414,7 +414,7 @@ class SocketLine:
             self._deliver()  # what other threads posted first
             box.put_nowait(item)
         else:
-            self._pending.append(item)
+            self._posted.append(item)
             _LOOP.posted(self)
 
     def _deliver(self) -> None:
@@ -422,8 +422,8 @@ class SocketLine:
         box = self._aoutbox
         if box is None:
             return
-        while self._pending:
-            box.put_nowait(self._pending.popleft())
+        while self._posted:
+            box.put_nowait(self._posted.popleft())
 
     def _post_stop(self) -> None:
         self._post(_STOP)
