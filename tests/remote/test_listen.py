@@ -51,11 +51,18 @@ def test_the_line_plays_on_the_output_device(pulse_server: PulseServer, tmp_path
     assert loud.mean() > 0.1, f"only {loud.mean():.1%} of the monitor is loud"
 
 
-def test_the_testers_microphone_barges_in_on_the_line(
-    pulse_server: PulseServer, tmp_path: Path
-) -> None:
-    """--input mic on a line: the tester's voice goes into the line; speaking over the
-    agent is a manual interruption at the sound's onset, and the agent's yield is read."""
+def _mic_call(
+    pulse_server: PulseServer,
+    tmp_path: Path,
+    *,
+    speak_at: float,
+    run_s: float,
+    stt_delay: float = 0.0,
+) -> tuple[list, SimAgentLine, float]:  # type: ignore[type-arg]
+    """A line call with the tester's microphone: the tester's recorded sentence plays into
+    the (virtual) microphone ``speak_at`` seconds in; ``stt_delay`` holds each of its
+    transcriptions back that long (a busy machine). Returns the events, the line and the
+    wall time the call took."""
     import threading
     import time
 
@@ -79,17 +86,37 @@ def test_the_testers_microphone_barges_in_on_the_line(
         line.open()
         loop = build_line_call(spec, config, line=line)
         attach_microphone(loop)
+        mic = loop.far.mic
+        assert mic is not None
+        if stt_delay:
+            real = mic.transcriber.transcribe
+
+            def slow(audio, t0=0.0):  # type: ignore[no-untyped-def]
+                time.sleep(stt_delay)
+                return real(audio, t0=t0)
+
+            mic.transcriber.transcribe = slow  # type: ignore[method-assign]
         events: list = []  # type: ignore[type-arg]
         loop.listeners.append(events.append)
-        # The agent speaks from 0.3 s; the tester cuts in 3 s later.
-        timer = threading.Timer(3.3, lambda: play_into(pulse_server, "linemic", wav))
+        timer = threading.Timer(speak_at, lambda: play_into(pulse_server, "linemic", wav))
         timer.start()
         started = time.monotonic()
-        loop.run_for(9.0)
-        assert time.monotonic() - started < 20
+        loop.run_for(run_s)
+        took = time.monotonic() - started
     finally:
         pulse_server.pactl("set-default-source", "vsink.monitor")
         pulse_server.pactl("unload-module", sink)
+    return events, line, took
+
+
+def test_the_testers_microphone_barges_in_on_the_line(
+    pulse_server: PulseServer, tmp_path: Path
+) -> None:
+    """--input mic on a line: the tester's voice goes into the line; speaking over the
+    agent is a manual interruption at the sound's onset, and the agent's yield is read."""
+    # The agent speaks from 0.3 s; the tester cuts in 3 s later.
+    events, line, took = _mic_call(pulse_server, tmp_path, speak_at=3.3, run_s=9.0)
+    assert took < 20
     cuts = [e for e in events if e.type == "interruption"]
     assert cuts and cuts[0].trigger == "manual" and cuts[0].source == "mic", events
     assert 3.0 <= cuts[0].cut_t <= 4.5
@@ -98,3 +125,17 @@ def test_the_testers_microphone_barges_in_on_the_line(
     assert line.stops, "the simulated agent heard the tester's voice on its line"
     said = [e for e in events if e.type == "user_turn" and e.source == "mic"]
     assert said and "need" in said[0].original.lower()  # tiny.en: keywords, not exact text
+
+
+def test_the_testers_last_words_are_logged_when_the_call_ends_first(
+    pulse_server: PulseServer, tmp_path: Path
+) -> None:
+    """The call hangs up while speech-to-text is still busy with what the tester said (a
+    loaded machine): the words still reach the log, before the call's end event."""
+    events, _, took = _mic_call(pulse_server, tmp_path, speak_at=1.0, run_s=4.5, stt_delay=3.0)
+    assert took < 15
+    said = [e for e in events if e.type == "user_turn" and e.source == "mic"]
+    assert said and "need" in said[0].original.lower(), [e.type for e in events]
+    kinds = [e.type for e in events]
+    assert kinds.index("user_turn") < kinds.index("end")
+    assert said[0].t < 4.5

@@ -21,6 +21,7 @@ simulated agent and a black-box one on a line lives in the far end
 from __future__ import annotations
 
 import contextlib
+import queue
 import random
 import threading
 import time
@@ -340,6 +341,7 @@ class CallEngine(FramePump, Generic[F]):
         self.hang_up_due = False
         reason = self.end_reason or "hangup"
         t = self.t if self._end_t is None else self._end_t
+        self._last_words(t)
         self.far.hang_up(t)
         lag = self.frame_lag_summary()
         self.emit(
@@ -349,6 +351,22 @@ class CallEngine(FramePump, Generic[F]):
                 frame_lag=None if lag is None else FrameLag.model_validate(lag),
             )
         )
+
+    def _last_words(self, t: float) -> None:
+        """What the tester said into the microphone before the end is logged: the words
+        of an utterance still being transcribed (or still open) when the call hung up,
+        and any the loop had not read yet. Nothing else queued is applied after the end."""
+        mic = self.far.voice.mic
+        late = mic.finish() if mic is not None else []
+        queued: list[Command] = []
+        while True:
+            try:
+                queued.append(self._commands.get_nowait())
+            except queue.Empty:
+                break
+        for command in (*queued, *late):
+            if isinstance(command, CallerUtterance):
+                self.far.apply(command, t)
 
     def end(self, reason: str) -> None:
         """End the call now (a far end's or the near end's reason: the agent is done,

@@ -208,6 +208,33 @@ class MicInput:
                 text, words = "", ()
             self._send(CallerUtterance(text, utterance.speech_start, utterance.end, words))
 
+    def finish(self, timeout: float = 10.0) -> list[Command]:
+        """The call is ending: stop capturing, end an utterance still open, and wait (at
+        most ``timeout`` seconds) for the words of every utterance heard so far.
+
+        Returns the commands they make, for the call to apply before its end: its loop no
+        longer reads ``submit``, and a tester's last sentence must not be lost because
+        speech-to-text was still busy with it when the call hung up."""
+        held: list[Command] = []
+        self._submit = held.append
+        self._stop.set()
+        stt = [t for t in self._threads if t.name == "mic-stt"]
+        for thread in self._threads:
+            if thread not in stt:
+                thread.join(timeout=2.0)
+        if self.segmenter is not None:
+            for utterance in self.segmenter.flush():
+                self._utterances.put(utterance)
+        elif self.push_to_talk and self.ptt.held:
+            held_down = self.ptt.release(self._heard_until)
+            if held_down is not None:
+                self._utterances.put(held_down)
+        self._utterances.put(None)
+        for thread in stt:
+            thread.join(timeout=timeout)
+        self._threads.clear()
+        return list(held)
+
     def close(self) -> None:
         """Stop capturing and transcribing (what is being transcribed is finished first)."""
         self._stop.set()

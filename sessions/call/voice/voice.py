@@ -41,6 +41,10 @@ class Microphone(Protocol):
     def toggle_talk(self) -> bool:
         """Push-to-talk: start or end an utterance; whether the tester is talking now."""
 
+    def finish(self, timeout: float = 10.0) -> list[Command]:
+        """The call is ending: the commands of what the tester said before it (their
+        words, once transcribed), for the call to apply before its end."""
+
     def close(self) -> None: ...
 
 
