@@ -213,6 +213,7 @@ class LoopSocket:
         with contextlib.suppress(Exception):
             await self.flush()
 
+
 WIRE_ALLOWANCE = 2
 """The socket's own cap, in ``max_message_bytes``: room for a message within the limit
 that deflates to more than it is (any real compressor stays far within 2×); bigger
@@ -226,6 +227,9 @@ class SocketLine:
     audio_format = ""
     refused_hint = ""
     """Words added when the agent refuses the upgrade with HTTP 401/403 ("check the key")."""
+    deflate = False
+    """Offer permessage-deflate. Off: base64 audio barely compresses, and deflating every
+    20 ms message cost a line a tenth of its CPU (and the agent as much again)."""
 
     def __init__(
         self,
@@ -319,7 +323,10 @@ class SocketLine:
         and the inflating, and :meth:`_admit` holds the message itself, as the agent
         sent it (decompressed), to ``max_message_bytes`` exactly."""
         wire = self.limits.max_message_bytes * WIRE_ALLOWANCE
-        return {"open_timeout": timeout_s, "max_size": wire}
+        options: dict[str, Any] = {"open_timeout": timeout_s, "max_size": wire}
+        if not self.deflate:
+            options["compression"] = None
+        return options
 
     # -- the Line protocol ---------------------------------------------------------------
 
@@ -697,12 +704,17 @@ class SocketLine:
         """The line's SUMMARY notice (see :meth:`NoticeBoard.summarize`): here also
         messages and agent audio dropped."""
         audio_s = round(self.playout.dropped / LINE_RATE, 3)
-        self._board.summarize([
-            ("messages_dropped", self.messages_dropped,
-             f"{self.messages_dropped} messages dropped"),
-            ("bytes_dropped", self.bytes_dropped if self.messages_dropped else 0, ""),
-            ("audio_dropped_s", audio_s, f"{audio_s:.2f} s of agent audio dropped"),
-        ])
+        self._board.summarize(
+            [
+                (
+                    "messages_dropped",
+                    self.messages_dropped,
+                    f"{self.messages_dropped} messages dropped",
+                ),
+                ("bytes_dropped", self.bytes_dropped if self.messages_dropped else 0, ""),
+                ("audio_dropped_s", audio_s, f"{audio_s:.2f} s of agent audio dropped"),
+            ]
+        )
 
     def _too_big(self, size: int | None) -> None:
         limit = size_text(self.limits.max_message_bytes)

@@ -76,9 +76,14 @@ def ice_servers(value: str | None = None) -> list[IceServer]:
             raise LineError(f"{bad} (an entry has keys other than urls, username, credential)")
         urls = entry.get("urls")
         listed = [urls] if isinstance(urls, str) else urls
-        if not isinstance(listed, list) or not listed or not all(
-            isinstance(u, str) and u.split(":", 1)[0].lower() in ("stun", "stuns", "turn", "turns")
-            for u in listed
+        if (
+            not isinstance(listed, list)
+            or not listed
+            or not all(
+                isinstance(u, str)
+                and u.split(":", 1)[0].lower() in ("stun", "stuns", "turn", "turns")
+                for u in listed
+            )
         ):
             raise LineError(f"{bad} (each URL starts with stun:, stuns:, turn: or turns:)")
         user, credential = entry.get("username"), entry.get("credential")
@@ -91,7 +96,11 @@ def ice_servers(value: str | None = None) -> list[IceServer]:
 def offer_body(sdp: str) -> bytes:
     """The POST body of an offer (see the module doc)."""
     request: dict[str, Any] = {
-        "sdp": sdp, "type": "offer", "pc_id": None, "restart_pc": False, "request_data": {}
+        "sdp": sdp,
+        "type": "offer",
+        "pc_id": None,
+        "restart_pc": False,
+        "request_data": {},
     }
     return json.dumps(request).encode("utf-8")
 
@@ -143,7 +152,7 @@ def answer_sdp(body: bytes, name: str, shown: str) -> str:
         raise LineError(f"{not_sdp} (a JSON {type(answer).__name__}, not an object)")
     sdp, kind = answer.get("sdp"), answer.get("type")
     if not isinstance(sdp, str) or not sdp.lstrip().startswith("v=0"):
-        raise LineError(f"{not_sdp} (its \"sdp\" is no session description)")
+        raise LineError(f'{not_sdp} (its "sdp" is no session description)')
     if kind != "answer":
         raise LineError(f"{not_sdp} (its \"type\" is {str(kind)[:20]!r}, not 'answer')")
     return sdp

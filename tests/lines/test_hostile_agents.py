@@ -33,7 +33,7 @@ import pytest
 from websockets.sync.server import ServerConnection, serve
 
 from sessions.lines.base import LINE_RATE, LineError, LineLimits, LineNotice, LineState, NoticeKind
-from sessions.lines.codec import StreamResampler
+from sessions.lines.codec import BLOCK_SAMPLES, StreamResampler
 from sessions.lines.notices import ERROR_KINDS, ERRORS_PER_KIND, MAX_TEXT
 from sessions.lines.realtime import RealtimeLine
 from sessions.lines.registry import LineOptions, transports
@@ -72,43 +72,64 @@ NEAR_CAP_PCM24 = 760_000
 # ---- the resampler ----------------------------------------------------------------------
 
 
-def _whole_window(r: StreamResampler, samples: np.ndarray) -> np.ndarray:
-    """The resampler as it was: one window matrix for the whole input (the reference)."""
-    x = np.asarray(samples, dtype=np.float64).reshape(-1)
-    hist = r._history.size
-    stuffed = np.zeros(hist + x.size * r.up)
-    stuffed[:hist] = r._history
-    stuffed[hist :: r.up] = x
-    keep = np.arange(r._phase, x.size * r.up, r.down)
-    windows = np.lib.stride_tricks.sliding_window_view(stuffed, r._taps.size)
-    out = windows[keep] @ r._taps[::-1]
-    r._history = stuffed[stuffed.size - hist :].copy()
-    r._phase = (r._phase - x.size * r.up) % r.down
-    return np.asarray(out, dtype=np.float32)
+class _WholeWindow:
+    """The resampler as it first was, written out plainly (the reference): the input
+    zero-stuffed, one window of taps per output kept, each window's dot product."""
+
+    def __init__(self, r: StreamResampler) -> None:
+        self.taps, self.up, self.down = r._taps, r.up, r.down
+        self.history = np.zeros(self.taps.size - 1)
+        self.phase = 0
+
+    def process(self, samples: np.ndarray) -> np.ndarray:
+        x = np.asarray(samples, dtype=np.float64).reshape(-1)
+        hist = self.history.size
+        stuffed = np.zeros(hist + x.size * self.up)
+        stuffed[:hist] = self.history
+        stuffed[hist :: self.up] = x
+        keep = np.arange(self.phase, x.size * self.up, self.down)
+        windows = np.lib.stride_tricks.sliding_window_view(stuffed, self.taps.size)
+        out = windows[keep] @ self.taps[::-1]
+        self.history = stuffed[stuffed.size - hist :].copy()
+        self.phase = (self.phase - x.size * self.up) % self.down
+        return np.asarray(out, dtype=np.float32)
 
 
 @pytest.mark.parametrize(
     ("rate_in", "rate_out", "long_s"),
-    [(8000, 16000, 5), (16000, 8000, 5), (24000, 16000, 5), (16000, 24000, 5), (44100, 16000, 0.1)],
+    [
+        (8000, 16000, 10),
+        (16000, 8000, 5),
+        (24000, 16000, 5),
+        (16000, 24000, 5),
+        (48000, 16000, 5),
+        (16000, 48000, 5),
+        (44100, 16000, 0.1),
+    ],
 )
 def test_the_streaming_resampler_gives_the_same_samples(
     rate_in: int, rate_out: int, long_s: float
 ) -> None:
-    """On normal input (20 ms frames, then one chunk of many blocks) the blocked
-    resampler's output is bit for bit the old whole-window one's. (44.1 kHz has 8,821
-    taps: the old one needs 112 MB for a tenth of a second, so it gets only that.)"""
+    """On normal input (20 ms frames, then one chunk of many blocks) the polyphase
+    resampler's output equals the plain whole-window one's (to float rounding: the sums
+    run in another order). (44.1 kHz has 8,821 taps: the reference needs 112 MB for a
+    tenth of a second, so it gets only that.)"""
     rng = np.random.default_rng(21)
     t = np.arange(int(rate_in * (2 + long_s))) / rate_in
     audio = 0.3 * np.sin(2 * np.pi * 440 * t) + 0.05 * rng.standard_normal(t.size)
     audio = audio.astype(np.float32)
-    new, old = StreamResampler(rate_in, rate_out), StreamResampler(rate_in, rate_out)
+    new = StreamResampler(rate_in, rate_out)
+    old = _WholeWindow(new)
     frame = rate_in // 50
     for i in range(0, rate_in * 2, frame):
         chunk = audio[i : i + frame]
-        assert np.array_equal(new.process(chunk), _whole_window(old, chunk))
+        np.testing.assert_allclose(new.process(chunk), old.process(chunk), rtol=0, atol=1e-6)
     rest = audio[rate_in * 2 :]
-    assert rest.size > 5 * new._block  # many blocks
-    assert np.array_equal(new.process(rest), _whole_window(old, rest))
+    if long_s >= 1:
+        assert rest.size > BLOCK_SAMPLES  # more than one block
+    got, want = new.process(rest), old.process(rest)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -623,7 +644,9 @@ def test_cutin_call_exits_1_when_its_line_closes_abnormally(
 # ---- the 1 MiB rule counts the message, not its deflated frame ----------------------------
 
 
-def _one_binary_message(size: int, compression: str | None) -> tuple[list[LineNotice], Any]:
+def _one_binary_message(
+    size: int, compression: str | None, *, offer: bool | None = None
+) -> tuple[list[LineNotice], Any]:
     """A Vonage line to an agent (``compression``: permessage-deflate or none) that
     sends one binary message of ``size`` random (incompressible) bytes, then holds."""
     payload = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
@@ -646,6 +669,8 @@ def _one_binary_message(size: int, compression: str | None) -> tuple[list[LineNo
         threading.Thread(target=server.serve_forever, daemon=True).start()
         port = server.socket.getsockname()[1]
         line = VonageLine(f"ws://127.0.0.1:{port}/socket")
+        # Deflate is offered only when asked (off by default: audio does not compress).
+        line.deflate = compression is not None if offer is None else offer
         line.open(timeout_s=5)
         seen: list[LineNotice] = []
         deadline = time.monotonic() + 10
@@ -672,6 +697,14 @@ def test_a_message_of_1_mib_minus_2_passes_even_in_a_bigger_deflated_frame(
     assert bool(negotiated) == (compression == "deflate")
     assert not [n for n in seen if n.kind in (NoticeKind.FAILED, NoticeKind.ERROR)], seen
     assert line.playout.received == size // 2  # every sample, at 16 kHz
+
+
+def test_a_line_does_not_offer_deflate_unless_asked() -> None:
+    """Deflating every 20 ms message costs both ends CPU for base64 audio that barely
+    compresses: an agent that would take deflate gets plain frames."""
+    _, (negotiated, line) = _one_binary_message(3200, "deflate", offer=False)
+    assert negotiated == []
+    assert line.playout.received == 1600
 
 
 @pytest.mark.parametrize("compression", ["deflate", None])

@@ -159,8 +159,7 @@ def test_cutin_call_says_a_failed_dial_in_one_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == (
-        f"cutin: webrtc: cannot send the offer to {url} (connection refused: nothing"
-        " listens there)"
+        f"cutin: webrtc: cannot send the offer to {url} (connection refused: nothing listens there)"
     )
     assert not list(tmp_path.glob("*.jsonl"))
 
