@@ -103,7 +103,7 @@ def _words(ws: list[Any]) -> list[str]:
 def measure(
     model: str | None = None, calls: int = CALLS, only: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    from sessions.speech.packing import PackedTranscriber, fits
+    from sessions.speech.packing import PackedTranscriber, find_speech, fits
     from sessions.speech.stt import Transcriber
 
     texts = phrases()
@@ -126,20 +126,29 @@ def measure(
         out["per_piece"] = score(refs, heard) | {"cpu": (time.process_time() - t0) / audio_s}
 
     packer = PackedTranscriber(transcriber)
+    # Where each piece has speech, as the worker finds it; a pack is filled by speech.
+    speech = [find_speech(p, transcriber.skip_silence_ms) for p in pieces]
+    speech_s = [sum(b - a for a, b in s) / 16_000 for s in speech]
 
-    def packed(groups: list[list[int]], *, by_call: bool = True) -> dict[str, Any]:
+    whole = [[(0, p.size)] for p in pieces]
+    whole_s = [p.size / 16_000 for p in pieces]
+
+    def packed(
+        groups: list[list[int]], *, by_call: bool = True, filtered: bool = True
+    ) -> dict[str, Any]:
+        where, seconds = (speech, speech_s) if filtered else (whole, whole_s)
         heard: list[list[str]] = [[] for _ in pieces]
         t0 = time.process_time()
         packs = 0
         for group in groups:
             i = 0
             while i < len(group):
-                n = fits([pieces[k].size / 16_000 for k in group[i:]])
+                n = fits([seconds[k] for k in group[i:]])
                 chunk = group[i : i + n]
                 if by_call:  # each call's pieces side by side, as the packing worker packs
                     chunk = sorted(chunk, key=lambda k: order[k][0])
                 results, _ = packer.transcribe_pieces(
-                    [pieces[k] for k in chunk], [0.0] * len(chunk)
+                    [pieces[k] for k in chunk], [0.0] * len(chunk), [where[k] for k in chunk]
                 )
                 for k, r in zip(chunk, results, strict=True):
                     heard[k] = _words(r.words)
@@ -167,12 +176,7 @@ def measure(
         out["packed_in_step_unsorted"] = packed([in_step], by_call=False)
     if wanted("packed_no_vad"):
         loops0 = packer.stats.loops
-        skip = transcriber.skip_silence_ms
-        transcriber.skip_silence_ms = None
-        try:
-            out["packed_no_vad"] = packed([list(range(len(pieces)))])
-        finally:
-            transcriber.skip_silence_ms = skip
+        out["packed_no_vad"] = packed([list(range(len(pieces)))], filtered=False)
     return out
 
 

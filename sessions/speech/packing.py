@@ -46,18 +46,23 @@ import numpy.typing as npt
 
 from sessions.hostile.inert_text import terminal_line
 from sessions.speech import SAMPLE_RATE
-from sessions.speech.stt import Transcriber
+from sessions.speech.stt import SPEECH_PAD_MS, Transcriber
 from sessions.speech.words import TimedWord
 
 Audio = npt.NDArray[np.float32]
 log = logging.getLogger(__name__)
 
-PACK_S = 28.0
-"""At most this much audio (gaps included) in one input: under Whisper's 30 s window."""
-GAP_S = 0.5
-"""Silence after each piece in a pack."""
+PACK_S = 29.0
+"""At most this much audio (speech and gaps) in one input: one Whisper window of 30 s."""
+GAP_S = 0.2
+"""Silence after each piece in a pack (its speech keeps :data:`SPEECH_PAD_MS` of its own
+silence at each end too)."""
 MAX_WAIT_S = 1.5
 """The longest an idle worker lets a piece wait for others before it runs the pack."""
+BATCH_WAIT_S = 3.0
+"""... when pieces of several calls are waiting (a batch): a pack costs about the same
+whether it holds 5 s of speech or 29 (Whisper's 30 s encoder pass and its set-up), so in
+a batch a fuller pack is worth a longer wait; the rule estimates the words meanwhile."""
 LOOP_REPEATS = 4
 """An n-gram said this many times back to back is a loop (people repeat a word or two,
 "no, no, no", rarely four times)..."""
@@ -200,20 +205,116 @@ def fits(durations: Sequence[float], *, pack_s: float = PACK_S, gap_s: float = G
     return len(durations)
 
 
-def pack(pieces: Sequence[Audio], *, gap_s: float = GAP_S) -> tuple[Audio, list[PackSpan]]:
-    """The pieces one after another, each followed by ``gap_s`` of silence, and where
-    each lies."""
+Speech = list[tuple[int, int]]
+"""Where a piece has speech: sample ranges, in order."""
+
+
+def find_speech(audio: Audio, skip_silence_ms: int | None) -> Speech:
+    """Where ``audio`` has speech, as faster-whisper's own filter finds it: silences of at
+    least ``skip_silence_ms`` dropped, :data:`SPEECH_PAD_MS` kept at each edge. None: the
+    whole piece (no filter)."""
+    if audio.size == 0:
+        return []
+    if skip_silence_ms is None:
+        return [(0, audio.size)]
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    found = get_speech_timestamps(
+        audio, VadOptions(min_silence_duration_ms=skip_silence_ms, speech_pad_ms=SPEECH_PAD_MS)
+    )
+    return [(int(t["start"]), int(t["end"])) for t in found if int(t["end"]) > int(t["start"])]
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """One stretch of a piece's speech in a pack."""
+
+    piece: int
+    at: float
+    """Seconds into the pack."""
+    src: float
+    """Seconds into the piece."""
+    length: float
+
+
+@dataclass(frozen=True)
+class Pack:
+    """One Whisper input: the pieces' speech one after another."""
+
+    audio: Audio
+    spans: list[PackSpan]
+    """Each piece's place, from its first stretch's start to its last one's end (empty
+    for a piece without speech)."""
+    stretches: list[Stretch]
+
+    @property
+    def seconds(self) -> float:
+        return self.audio.size / SAMPLE_RATE
+
+
+def pack(
+    pieces: Sequence[Audio], speech: Sequence[Speech] | None = None, *, gap_s: float = GAP_S
+) -> Pack:
+    """The pieces one after another, each followed by ``gap_s`` of silence. With
+    ``speech``, only each piece's speech goes in, its stretches back to back (as
+    faster-whisper's filter joins them): silence is not paid for twice, and a pack holds
+    30 s of speech, not 30 s of speech and pauses."""
     gap = np.zeros(round(gap_s * SAMPLE_RATE), np.float32)
     parts: list[Audio] = []
     spans: list[PackSpan] = []
+    stretches: list[Stretch] = []
     at = 0
-    for piece in pieces:
+    for k, piece in enumerate(pieces):
         arr = np.asarray(piece, dtype=np.float32).reshape(-1)
-        spans.append(PackSpan(at / SAMPLE_RATE, (at + arr.size) / SAMPLE_RATE))
-        parts += [arr, gap]
-        at += arr.size + gap.size
+        ranges = speech[k] if speech is not None else [(0, arr.size)]
+        first = at
+        for a, b in ranges:
+            a, b = max(0, a), min(arr.size, b)
+            if b <= a:
+                continue
+            parts.append(arr[a:b])
+            stretches.append(Stretch(k, at / SAMPLE_RATE, a / SAMPLE_RATE, (b - a) / SAMPLE_RATE))
+            at += b - a
+        spans.append(PackSpan(first / SAMPLE_RATE, at / SAMPLE_RATE))
+        parts.append(gap)
+        at += gap.size
     audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
-    return audio, spans
+    return Pack(audio, spans, stretches)
+
+
+def _piece_time(t: float, own: Sequence[Stretch]) -> float:
+    """A pack time as seconds into the piece whose stretches are ``own``: through the
+    stretch that holds it, else the nearest one (clipped to it)."""
+
+    def distance(s: Stretch) -> float:
+        return max(s.at - t, t - (s.at + s.length), 0.0)
+
+    near = min(own, key=distance)
+    inside = min(max(t, near.at), near.at + near.length)
+    return near.src + (inside - near.at)
+
+
+def assign_words(
+    words: Sequence[TimedWord], packed: Pack, t0s: Sequence[float]
+) -> list[list[TimedWord]]:
+    """Each piece's words, on its own clock: a word goes to the piece whose span holds its
+    midpoint, its times mapped through that piece's stretches back to the piece (clipped
+    to them) and shifted by the piece's ``t0``; a word whose midpoint is in no span (a gap)
+    is dropped."""
+    spans = packed.spans
+    own: list[list[Stretch]] = [[] for _ in spans]
+    for s in packed.stretches:
+        own[s.piece].append(s)
+    out: list[list[TimedWord]] = [[] for _ in spans]
+    for w in words:
+        mid = (w.start + w.end) / 2
+        for k, span in enumerate(spans):
+            if span.start <= mid < span.end and own[k]:
+                start = _piece_time(w.start, own[k])
+                end = max(start, _piece_time(w.end, own[k]))
+                out[k].append(TimedWord(w.word, start + t0s[k], end + t0s[k], w.probability))
+                break
+    return out
 
 
 def by_call(items: Sequence[WaitingPiece]) -> list[WaitingPiece]:
@@ -228,25 +329,6 @@ def by_call(items: Sequence[WaitingPiece]) -> list[WaitingPiece]:
         call = id(item.key) if item.key is not None else -1 - n
         rank.append(first.setdefault(call, n))
     return [items[n] for n in sorted(range(len(items)), key=lambda n: (rank[n], n))]
-
-
-def assign_words(
-    words: Sequence[TimedWord], spans: Sequence[PackSpan], t0s: Sequence[float]
-) -> list[list[TimedWord]]:
-    """Each piece's words, on its own clock: a word goes to the piece whose span holds its
-    midpoint (times clipped to that span, then shifted by the piece's ``t0``); a word
-    whose midpoint is in no span (a gap) is dropped."""
-    out: list[list[TimedWord]] = [[] for _ in spans]
-    for w in words:
-        mid = (w.start + w.end) / 2
-        for k, span in enumerate(spans):
-            if span.start <= mid < span.end:
-                start = min(max(w.start, span.start), span.end)
-                end = min(max(w.end, start), span.end)
-                dt = t0s[k] - span.start
-                out[k].append(TimedWord(w.word, start + dt, end + dt, w.probability))
-                break
-    return out
 
 
 # ---- the shared worker ----------------------------------------------------------------
@@ -276,10 +358,15 @@ class WaitingPiece:
     """The call the piece is from: a pack keeps each call's pieces side by side."""
     retried: bool = False
     started: bool = False
+    speech: Speech | None = None
+    """Where it has speech (found by the worker, off the caller's thread)."""
 
     @property
     def seconds(self) -> float:
-        return self.audio.size / SAMPLE_RATE
+        """What it takes in a pack: its speech (all of it until that is found)."""
+        if self.speech is None:
+            return self.audio.size / SAMPLE_RATE
+        return sum(b - a for a, b in self.speech) / SAMPLE_RATE
 
 
 @dataclass
@@ -307,11 +394,13 @@ class PackedTranscriber:
         pack_s: float = PACK_S,
         gap_s: float = GAP_S,
         max_wait_s: float = MAX_WAIT_S,
+        batch_wait_s: float = BATCH_WAIT_S,
     ) -> None:
         self.transcriber = transcriber
         self.pack_s = pack_s
         self.gap_s = gap_s
         self.max_wait_s = max_wait_s
+        self.batch_wait_s = max(batch_wait_s, max_wait_s)
         self.stats = PackStats()
         self._queue: deque[WaitingPiece] = deque()
         self._cond = threading.Condition()
@@ -347,20 +436,31 @@ class PackedTranscriber:
 
     def _next_pack(self) -> list[WaitingPiece]:
         """Wait for pieces; return the next pack once it is full or its first piece has
-        waited :attr:`max_wait_s`."""
-        with self._cond:
-            while True:
+        waited :attr:`max_wait_s` (:attr:`batch_wait_s` when several calls' pieces wait)."""
+        while True:
+            with self._cond:
                 while self._queue and self._queue[0].future.cancelled():
                     self._queue.popleft()
                 if not self._queue:
                     self._cond.wait()
                     continue
-                durations = [w.seconds for w in self._queue]
-                n = fits(durations, pack_s=self.pack_s, gap_s=self.gap_s)
-                waited = time.monotonic() - self._queue[0].since
-                if n < len(durations) or waited >= self.max_wait_s:
-                    return [self._queue.popleft() for _ in range(n)]
-                self._cond.wait(self.max_wait_s - waited)
+                new = [w for w in self._queue if w.speech is None]
+                if not new:
+                    durations = [w.seconds for w in self._queue]
+                    n = fits(durations, pack_s=self.pack_s, gap_s=self.gap_s)
+                    waited = time.monotonic() - self._queue[0].since
+                    calls = {id(w.key) if w.key is not None else id(w) for w in self._queue}
+                    wait = self.batch_wait_s if len(calls) > 1 else self.max_wait_s
+                    if n < len(durations) or waited >= wait:
+                        return [self._queue.popleft() for _ in range(n)]
+                    self._cond.wait(wait - waited)
+                    continue
+            # Off the lock: submit stays cheap for the calls' threads meanwhile.
+            for item in new:
+                try:
+                    item.speech = find_speech(item.audio, self.transcriber.skip_silence_ms)
+                except Exception:  # the filter failing must not lose the piece: all of it
+                    item.speech = [(0, item.audio.size)]
 
     def run_pack(self, batch: Sequence[WaitingPiece]) -> None:
         """Transcribe one pack and hand each piece its words (the pieces a loop cut left
@@ -371,7 +471,9 @@ class PackedTranscriber:
         live = by_call(live)
         for item in live:
             item.started = True
-        results, untouched = self.transcribe_pieces([w.audio for w in live], [w.t0 for w in live])
+        results, untouched = self.transcribe_pieces(
+            [w.audio for w in live], [w.t0 for w in live], [w.speech for w in live]
+        )
         again = [item for item in live[untouched:] if not item.retried]
         for k, (item, result) in enumerate(zip(live, results, strict=True)):
             if k < untouched or item.retried:
@@ -384,23 +486,36 @@ class PackedTranscriber:
                 self._cond.notify()
 
     def transcribe_pieces(
-        self, pieces: Sequence[Audio], t0s: Sequence[float]
+        self,
+        pieces: Sequence[Audio],
+        t0s: Sequence[float],
+        speech: Sequence[Speech | None] | None = None,
     ) -> tuple[list[PieceResult], int]:
         """One packed pass over ``pieces`` (synchronous; benches and tests call it
         directly): each piece's result, and the index of the first piece that lay wholly
-        after a loop cut (``len(pieces)`` when nothing was cut)."""
-        audio, spans = pack(pieces, gap_s=self.gap_s)
-        seconds = audio.size / SAMPLE_RATE
+        after a loop cut (``len(pieces)`` when nothing was cut). ``speech``: where each
+        piece has speech, if already found (else it is found here)."""
+        skip = self.transcriber.skip_silence_ms
+        found = [
+            s if s is not None else find_speech(np.asarray(p, dtype=np.float32).reshape(-1), skip)
+            for p, s in zip(pieces, speech or [None] * len(pieces), strict=True)
+        ]
+        packed = pack(pieces, found, gap_s=self.gap_s)
+        seconds = packed.seconds
+        spans = packed.spans
         guard = LoopGuard(seconds, spans)
         try:
-            transcript = self.transcriber.transcribe(audio, fallback=False, guard=guard)
+            # The silences are already out: Whisper hears exactly the pack.
+            transcript = self.transcriber.transcribe(
+                packed.audio, fallback=False, guard=guard, skip_silence=False
+            )
         except Exception as exc:  # an STT failure must not end a call: logged, estimated
             failed = f"{type(exc).__name__}: {exc}"
             return [PieceResult([], error=failed) for _ in pieces], len(pieces)
         self.stats.packs += 1
         self.stats.pieces += len(pieces)
         self.stats.audio_s += seconds
-        per_piece = assign_words(transcript.words, spans, t0s)
+        per_piece = assign_words(transcript.words, packed, t0s)
         note, cut_t = transcript.note, guard.cut_t
         if note is None or cut_t is None:
             return [PieceResult(words) for words in per_piece], len(pieces)

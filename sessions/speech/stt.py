@@ -59,6 +59,10 @@ def _nicer(tids: set[int]) -> None:
             os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + STT_NICE)
 
 
+SPEECH_PAD_MS = 50
+"""Silence kept at each edge of a stretch of speech when silences are skipped."""
+
+
 class SttError(RuntimeError):
     """The speech-to-text model cannot be found, loaded or run; the message says the fix."""
 
@@ -173,18 +177,21 @@ class Transcriber:
         prompt: str | None = None,
         fallback: bool = True,
         guard: WordsGuard | None = None,
+        skip_silence: bool = True,
     ) -> Transcript:
         """Transcribe 16 kHz mono audio; word times are ``t0`` + seconds into ``audio``.
 
         ``fallback``: Whisper's temperature fallback (a window whose text looks wrong is
         decoded again, sampling, up to five more times); off, each window is decoded once.
         ``guard`` (see :data:`WordsGuard`) may cut the words and stop decoding: the
-        segments are produced lazily, so nothing after a cut is decoded."""
+        segments are produced lazily, so nothing after a cut is decoded.
+        ``skip_silence`` False: the audio is only speech already (a pack), no filter."""
         self.load()
         arr = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         duration = arr.size / SAMPLE_RATE
         if arr.size < SAMPLE_RATE // 10:  # under 100 ms: nothing Whisper could hear
             return Transcript("", [], duration)
+        skip = skip_silence and self.skip_silence_ms is not None
         # One model, possibly several threads (mic and agent): CTranslate2 calls are serialized.
         with self._lock:
             segments, _info = self._model.transcribe(
@@ -193,10 +200,13 @@ class Transcriber:
                 beam_size=self.beam_size,
                 word_timestamps=True,
                 condition_on_previous_text=False,
-                vad_filter=self.skip_silence_ms is not None,
+                vad_filter=skip,
                 vad_parameters=(
-                    {"min_silence_duration_ms": self.skip_silence_ms, "speech_pad_ms": 50}
-                    if self.skip_silence_ms is not None
+                    {
+                        "min_silence_duration_ms": self.skip_silence_ms,
+                        "speech_pad_ms": SPEECH_PAD_MS,
+                    }
+                    if skip
                     else None
                 ),
                 initial_prompt=prompt,

@@ -130,18 +130,48 @@ def test_a_transcriber_stops_decoding_at_the_guards_cut(
 def test_packs_fill_up_to_the_limit_and_words_go_to_the_span_holding_their_middle() -> None:
     assert fits([5.0] * 10, pack_s=28.0, gap_s=0.5) == 5  # 5 × 5.5 = 27.5
     assert fits([40.0, 1.0]) == 1  # a long piece goes alone
-    audio, spans = pack([np.ones(16_000, np.float32), np.ones(8_000, np.float32)], gap_s=0.5)
-    assert spans == [PackSpan(0.0, 1.0), PackSpan(1.5, 2.0)]
-    assert audio.size == 16_000 + 8_000 + 2 * 8_000 and not audio[16_000:24_000].any()
+    whole = pack([np.ones(16_000, np.float32), np.ones(8_000, np.float32)], gap_s=0.5)
+    assert whole.spans == [PackSpan(0.0, 1.0), PackSpan(1.5, 2.0)]
+    assert whole.audio.size == 16_000 + 8_000 + 2 * 8_000 and not whole.audio[16_000:24_000].any()
     words = [
         TimedWord("a", 0.2, 0.4),
         TimedWord("edge", 0.9, 1.3),  # middle 1.1: in the gap, dropped
         TimedWord("b", 1.55, 1.8),
         TimedWord("tail", 1.9, 2.3),  # middle 2.1: after every span, dropped
     ]
-    a, b = assign_words(words, spans, [100.0, 200.0])
+    a, b = assign_words(words, whole, [100.0, 200.0])
     assert [(w.word, w.start, w.end) for w in a] == [("a", 100.2, 100.4)]
     assert [(w.word, round(w.start, 6), round(w.end, 6)) for w in b] == [("b", 200.05, 200.3)]
+
+
+def test_only_speech_goes_into_a_pack_and_words_map_back_through_it() -> None:
+    """A piece's pause is left out of the pack (its two stretches back to back), and its
+    words come back at their times in the piece; a piece with no speech takes no room."""
+    ramp = np.linspace(0.1, 0.9, 32_000, dtype=np.float32)  # 2 s, every sample distinct
+    two_stretches = [(0, 8_000), (24_000, 32_000)]  # 0-0.5 s and 1.5-2.0 s
+    packed = pack(
+        [ramp, np.zeros(16_000, np.float32), np.full(8_000, 0.5, np.float32)],
+        [two_stretches, [], [(0, 8_000)]],
+        gap_s=0.2,
+    )
+    assert np.array_equal(packed.audio[:8_000], ramp[:8_000])
+    assert np.array_equal(packed.audio[8_000:16_000], ramp[24_000:32_000])
+    assert packed.spans[0] == PackSpan(0.0, 1.0)
+    assert packed.spans[1].start == packed.spans[1].end  # no speech: an empty span
+    assert packed.spans[2] == PackSpan(1.4, 1.9)  # after two gaps of 0.2 s
+    assert packed.audio.size == 16_000 + 8_000 + 3 * 3_200
+    words = [
+        TimedWord("a", 0.1, 0.3),
+        TimedWord("across", 0.4, 0.6),  # over the joint: each end through its stretch
+        TimedWord("b", 0.6, 0.8),
+        TimedWord("edge", 1.05, 1.2),  # middle in the gaps: dropped
+        TimedWord("c", 1.5, 1.7),
+    ]
+    first, silent, third = assign_words(words, packed, [100.0, 200.0, 300.0])
+    got = [(w.word, round(w.start, 6), round(w.end, 6)) for w in first]
+    assert got == [("a", 100.1, 100.3), ("across", 100.4, 101.6), ("b", 101.6, 101.8)]
+    assert silent == []
+    assert [(w.word, round(w.start, 6), round(w.end, 6)) for w in third] == [("c", 300.1, 300.3)]
 
 
 def test_a_pack_keeps_each_calls_pieces_side_by_side_in_order() -> None:
@@ -217,6 +247,8 @@ def test_agent_ears_of_two_calls_on_one_packer_keep_their_own_words(
 class Looping:
     """A stand-in model that loops on every input (a real one cannot be made to on
     demand): "again" every 0.1 s from 0.2 s, for as long as the guard lets it."""
+
+    skip_silence_ms = None  # it hears every piece whole
 
     def __init__(self) -> None:
         self.calls = 0
