@@ -7,14 +7,21 @@ call in the process: the pieces waiting from all calls (and the consecutive piec
 one call's turn) go into one input of at most :data:`PACK_S` seconds, each followed by
 :data:`GAP_S` of silence, and the words come back to each piece by timestamp.
 
+- **Only speech goes in.** The worker finds each piece's speech with faster-whisper's
+  own filter (:func:`find_speech`: silences of 300 ms or more out, 50 ms kept at each
+  edge) and packs only that, each piece's stretches back to back; Whisper then hears
+  the pack unfiltered. Before, the filter ran on the pack and removed the pauses after
+  they had taken room in it. A word's times map back through its piece's stretches.
+
 - **Whose word is it.** A word belongs to the piece whose span in the packed input
   holds its midpoint; a word whose midpoint lies in a gap of silence is dropped. A word
   is only ever shifted back onto the clock of the piece that holds it, so one call's
   words never reach another call (:func:`assign_words`).
 - **How long a piece waits.** When the worker is idle, the first piece waits at most
-  :data:`MAX_WAIT_S` for others to join it; then the pack runs with what is there (a
-  full pack runs at once, and a worker busy with a pack collects the next one
-  meanwhile). The rule does not wait for words: at a pause it counts the words not yet
+  :data:`MAX_WAIT_S` for others to join it (:data:`BATCH_WAIT_S` when several calls'
+  pieces wait: a pack costs about the same nearly empty or full); then the pack runs
+  with what is there (a full pack runs at once, and a worker busy with a pack collects
+  the next one meanwhile). The rule does not wait for words: at a pause it counts the words not yet
   back from the turn's speech time at the agent's measured rate, logs that estimate
   beside the decision, and the real words replace it in the log when they arrive
   (:class:`~sessions.call.far_ends.agent_ears.AgentEars`).
@@ -52,8 +59,11 @@ from sessions.speech.words import TimedWord
 Audio = npt.NDArray[np.float32]
 log = logging.getLogger(__name__)
 
-PACK_S = 29.0
-"""At most this much audio (speech and gaps) in one input: one Whisper window of 30 s."""
+PACK_S = 24.0
+"""At most this much audio (speech and gaps) in one input. Not the whole 30 s window: a
+pack that fills it often spills (its last segment runs past the window, and Whisper
+decodes the rest again in a second window: a second encoder pass). 24 s was cheaper per
+second of speech than 26 or 29, and no worse in words (``bench/bench_stt_pack.py``)."""
 GAP_S = 0.2
 """Silence after each piece in a pack (its speech keeps :data:`SPEECH_PAD_MS` of its own
 silence at each end too)."""
