@@ -104,9 +104,12 @@ def encode_ulaw(samples: npt.NDArray[Any]) -> bytes:
     return _ULAW_ENCODE[_table_index(samples)].tobytes()
 
 
+_ULAW_FLOAT = _to_float(_DECODE)
+
+
 def decode_ulaw(data: bytes) -> Audio:
-    """μ-law bytes to float32 samples in [-1, 1)."""
-    return _to_float(ulaw_to_pcm16(data))
+    """μ-law bytes to float32 samples in [-1, 1) (one lookup)."""
+    return _ULAW_FLOAT[np.frombuffer(data, dtype=np.uint8)]
 
 
 # -- G.711 A-law (Telnyx's PCMA, SIP) ----------------------------------------------------
@@ -159,9 +162,12 @@ def encode_alaw(samples: npt.NDArray[Any]) -> bytes:
     return _ALAW_ENCODE[_table_index(samples)].tobytes()
 
 
+_ALAW_FLOAT = _to_float(_ALAW_DECODE)
+
+
 def decode_alaw(data: bytes) -> Audio:
-    """A-law bytes to float32 samples in [-1, 1)."""
-    return _to_float(alaw_to_pcm16(data))
+    """A-law bytes to float32 samples in [-1, 1) (one lookup)."""
+    return _ALAW_FLOAT[np.frombuffer(data, dtype=np.uint8)]
 
 
 class StreamResampler:
@@ -231,10 +237,12 @@ class StreamResampler:
             filtered = np.convolve(stream, self._phases[0], mode="valid")
             kept = filtered[self._phase :: self.down]
         else:
-            each = np.stack([np.convolve(stream, h, mode="valid") for h in self._phases])
             if self.down == 1:  # every output is kept: the phases interleave
-                kept = each.T.reshape(-1)
+                kept = np.empty(x.size * self.up, dtype=np.float64)
+                for r, h in enumerate(self._phases):
+                    kept[r :: self.up] = np.convolve(stream, h, mode="valid")
             else:
+                each = np.stack([np.convolve(stream, h, mode="valid") for h in self._phases])
                 keep = np.arange(self._phase, x.size * self.up, self.down)
                 kept = each[keep % self.up, keep // self.up]
         if self._history.size:

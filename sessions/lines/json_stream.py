@@ -43,6 +43,14 @@ from sessions.lines.wire_audio import PlayedMarks
 __all__ = ["JsonStreamLine", "WireIn", "b64", "new_sid", "wire_number"]
 
 
+FORMAT_CHECKS = 50
+"""The agent's first media messages (a second of 20 ms frames) each have their format
+checked (:meth:`JsonStreamLine._check_media`) ..."""
+FORMAT_CHECK_EVERY = 25
+"""... then one in this many: an agent that changes format mid-call is still told within
+half a second, and a line does not pay for the check on every message of every call."""
+
+
 class WireIn(Protocol):
     """The agent's audio into the playout buffer (:class:`~sessions.lines.wire_audio.
     G711In`, :class:`~sessions.lines.wire_audio.Pcm16In`)."""
@@ -229,7 +237,8 @@ class JsonStreamLine(SocketLine):
 
     def _play(self, message: dict[str, Any], data: bytes) -> None:
         """The agent's audio ``data`` (from ``message``) into the playout buffer."""
-        self._check_media(message, data)
+        if self.media_received < FORMAT_CHECKS or self.media_received % FORMAT_CHECK_EVERY == 0:
+            self._check_media(message, data)
         self.media_received += 1
         self.bytes_received += len(data)
         if not self._in.play(data):

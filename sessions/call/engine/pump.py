@@ -148,6 +148,8 @@ class FramePump:
     def _apply_commands(self, t: float) -> None:
         while self._scheduled and self._scheduled[0][0] <= t + 1e-9:
             self._apply(self._scheduled.pop(0)[1], t)
+        if self._commands.empty():  # most frames: no raised Empty for every call's frame
+            return
         while True:
             try:
                 command = self._commands.get_nowait()
