@@ -30,7 +30,7 @@ def add_ray_options(p: argparse.ArgumentParser) -> None:
         type=float,
         metavar="CPUS",
         help="CPUs one call reserves on a Ray node (default: 1 on the virtual clock, "
-        "0.45 for a call on a line, as measured for --jobs in bench/); a larger value puts "
+        "0.14 for a call on a line, as measured for --jobs in bench/); a larger value puts "
         "fewer calls on each node, the remedy (with more nodes) when calls lag",
     )
 

@@ -36,15 +36,20 @@ if TYPE_CHECKING:
 
 STOP_WAIT_S = 20.0
 """How long an interrupted batch waits for its running calls to hang up and close."""
-LINE_CALL_CPU = 0.45
-"""CPU cores one real-time line call takes in this process (VAD every frame, the line's
-codec and sockets, the pump, and mostly its share of STT: an agent that talks all the
-time is transcribed all the time), measured by ``bench/bench_jobs.py`` against the light
-far end (0.46-0.58 CPU-s per call-second on a 2-core machine); ``docs/capacity.md``."""
+LINE_CALL_CPU = 0.14
+"""CPU cores one real-time line call takes in this process (its share of the packed
+speech-to-text, VAD every frame, the line's codec and socket, the pump), measured by
+``bench/bench_jobs.py`` with 12-20 calls at once on an idle 2-core machine: 0.085-0.091
+CPU-s per call-second against the light far end (it talks half the call), 0.11-0.14
+against the talkative one (93%: an agent that talks all the time is transcribed all the
+time). The budget takes the talkative figure; ``docs/capacity.md``."""
 CPU_HEADROOM = 0.9
-"""The share of the machine's cores the calls may take. At 0.9 a 2-core machine allows 4
-calls, the largest number the bench paced there with every call's p99 lag under a frame
-(8 were not)."""
+"""The share of the machine's cores the calls may take. At 0.9 a 2-core machine allows 12
+calls; the bench paced 20 of either far end there, every call's p99 lag under a frame."""
+PROCESS_CALLS = 20
+"""The most line calls one process runs at once, however many cores it has: its pump and
+line loop share one interpreter lock (about 0.04 CPU-s of Python per call-second), and 20
+is the most the bench has paced in one process."""
 
 
 def usable_cores() -> int:
@@ -57,7 +62,7 @@ def usable_cores() -> int:
 def max_line_jobs(cores: int | None = None) -> int:
     """How many line calls this machine can pace at once (by the documented budget)."""
     n = usable_cores() if cores is None else cores
-    return max(1, int(n * CPU_HEADROOM / LINE_CALL_CPU))
+    return max(1, min(PROCESS_CALLS, int(n * CPU_HEADROOM / LINE_CALL_CPU)))
 
 
 class AgentPool:

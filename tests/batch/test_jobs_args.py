@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cutin_tui.cli.simulate_agents import expand
-from sessions.batch.pump import AgentPool, max_line_jobs
+from sessions.batch.pump import PROCESS_CALLS, AgentPool, max_line_jobs
 from tests.batch.helpers import simulate
 
 
@@ -38,6 +38,8 @@ def test_several_agents_are_lent_one_call_at_a_time() -> None:
 def test_the_budget_allows_more_calls_on_more_cores() -> None:
     assert max_line_jobs(1) >= 1
     assert max_line_jobs(8) > max_line_jobs(2) >= max_line_jobs(1)
+    assert max_line_jobs(2) == 12  # what the bench paced on 2 cores, with headroom
+    assert max_line_jobs(64) == PROCESS_CALLS  # one interpreter lock, whatever the cores
 
 
 @pytest.mark.parametrize(

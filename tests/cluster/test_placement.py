@@ -28,6 +28,14 @@ def test_line_calls_share_one_actor_per_node_with_fractional_cpus() -> None:
     assert [(a.node_id, a.slots, a.cpus) for a in actors] == [("big", 4, 2.0), ("small", 2, 1.0)]
 
 
+def test_one_actor_runs_no_more_calls_than_one_process_paces() -> None:
+    """A big node's cores would take more, but one process's interpreter lock would not."""
+    from sessions.batch.pump import PROCESS_CALLS
+
+    actors = plan_actors([("big", 64.0)], 0.14, 1000, shared=True)
+    assert [(a.node_id, a.slots) for a in actors] == [("big", PROCESS_CALLS)]
+
+
 def test_virtual_calls_get_one_process_per_cpu() -> None:
     actors = plan_actors([("a", 2.0), ("b", 1.0)], 1.0, 100, shared=False)
     assert [(a.node_id, a.slots, a.cpus) for a in actors] == [("a", 1, 1.0)] * 2 + [("b", 1, 1.0)]

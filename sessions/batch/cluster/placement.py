@@ -54,15 +54,21 @@ def plan_actors(
     """Actors for ``calls`` calls on ``nodes`` (node id, CPUs), biggest nodes first, never
     more slots than calls. ``shared``: one actor per node with all its slots (line calls,
     one set of models); else one single-slot actor per slot (virtual-clock calls, one
-    process per CPU). Raises :class:`PlacementError` when no node fits one call."""
+    process per CPU; a shared actor runs at most
+    :data:`~sessions.batch.pump.PROCESS_CALLS`). Raises :class:`PlacementError` when no
+    node fits one call."""
     if not math.isfinite(cost) or cost <= 0:
         raise PlacementError(f"CPUs per call must be a positive number, got {cost:g}")
     if calls <= 0:
         return []
+    from sessions.batch.pump import PROCESS_CALLS
+
     actors: list[ActorSlot] = []
     left = calls
     for node_id, cpus in sorted(nodes, key=lambda n: -n[1]):
         slots = min(node_slots(cpus, cost), left)
+        if shared:  # one process: its interpreter lock, not the node's cores, bounds it
+            slots = min(slots, PROCESS_CALLS)
         if slots <= 0:
             continue
         if shared:
