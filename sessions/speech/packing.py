@@ -236,7 +236,7 @@ def find_speech(audio: Audio, skip_silence_ms: int | None) -> Speech:
 
 
 @dataclass(frozen=True)
-class Stretch:
+class PackStretch:
     """One stretch of a piece's speech in a pack."""
 
     piece: int
@@ -255,7 +255,7 @@ class Pack:
     spans: list[PackSpan]
     """Each piece's place, from its first stretch's start to its last one's end (empty
     for a piece without speech)."""
-    stretches: list[Stretch]
+    stretches: list[PackStretch]
 
     @property
     def seconds(self) -> float:
@@ -272,7 +272,7 @@ def pack(
     gap = np.zeros(round(gap_s * SAMPLE_RATE), np.float32)
     parts: list[Audio] = []
     spans: list[PackSpan] = []
-    stretches: list[Stretch] = []
+    stretches: list[PackStretch] = []
     at = 0
     for k, piece in enumerate(pieces):
         arr = np.asarray(piece, dtype=np.float32).reshape(-1)
@@ -283,7 +283,8 @@ def pack(
             if b <= a:
                 continue
             parts.append(arr[a:b])
-            stretches.append(Stretch(k, at / SAMPLE_RATE, a / SAMPLE_RATE, (b - a) / SAMPLE_RATE))
+            seconds = (at / SAMPLE_RATE, a / SAMPLE_RATE, (b - a) / SAMPLE_RATE)
+            stretches.append(PackStretch(k, *seconds))
             at += b - a
         spans.append(PackSpan(first / SAMPLE_RATE, at / SAMPLE_RATE))
         parts.append(gap)
@@ -292,11 +293,11 @@ def pack(
     return Pack(audio, spans, stretches)
 
 
-def _piece_time(t: float, own: Sequence[Stretch]) -> float:
+def _piece_time(t: float, own: Sequence[PackStretch]) -> float:
     """A pack time as seconds into the piece whose stretches are ``own``: through the
     stretch that holds it, else the nearest one (clipped to it)."""
 
-    def distance(s: Stretch) -> float:
+    def distance(s: PackStretch) -> float:
         return max(s.at - t, t - (s.at + s.length), 0.0)
 
     near = min(own, key=distance)
@@ -312,7 +313,7 @@ def assign_words(
     to them) and shifted by the piece's ``t0``; a word whose midpoint is in no span (a gap)
     is dropped."""
     spans = packed.spans
-    own: list[list[Stretch]] = [[] for _ in spans]
+    own: list[list[PackStretch]] = [[] for _ in spans]
     for s in packed.stretches:
         own[s.piece].append(s)
     out: list[list[TimedWord]] = [[] for _ in spans]
