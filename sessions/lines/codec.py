@@ -234,17 +234,15 @@ class StreamResampler:
         # every 20 ms message of every call.
         stream = np.concatenate((self._history, x))
         if self.up == 1:
-            filtered = np.convolve(stream, self._phases[0], mode="valid")
-            kept = filtered[self._phase :: self.down]
+            kept = np.convolve(stream, self._phases[0], mode="valid")[self._phase :: self.down]
+        elif self.down == 1:  # every output is kept: the phases interleave
+            kept = np.empty(x.size * self.up, dtype=np.float64)
+            for r, h in enumerate(self._phases):
+                kept[r :: self.up] = np.convolve(stream, h, mode="valid")
         else:
-            if self.down == 1:  # every output is kept: the phases interleave
-                kept = np.empty(x.size * self.up, dtype=np.float64)
-                for r, h in enumerate(self._phases):
-                    kept[r :: self.up] = np.convolve(stream, h, mode="valid")
-            else:
-                each = np.stack([np.convolve(stream, h, mode="valid") for h in self._phases])
-                keep = np.arange(self._phase, x.size * self.up, self.down)
-                kept = each[keep % self.up, keep // self.up]
+            each = np.stack([np.convolve(stream, h, mode="valid") for h in self._phases])
+            keep = np.arange(self._phase, x.size * self.up, self.down)
+            kept = each[keep % self.up, keep // self.up]
         if self._history.size:
             self._history = stream[stream.size - self._history.size :].copy()
         # Carry the decimation phase over to the next chunk.

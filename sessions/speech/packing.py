@@ -21,10 +21,10 @@ one call's turn) go into one input of at most :data:`PACK_S` seconds, each follo
   :data:`MAX_WAIT_S` for others to join it (:data:`BATCH_WAIT_S` when several calls'
   pieces wait: a pack costs about the same nearly empty or full); then the pack runs
   with what is there (a full pack runs at once, and a worker busy with a pack collects
-  the next one meanwhile). The rule does not wait for words: at a pause it counts the words not yet
-  back from the turn's speech time at the agent's measured rate, logs that estimate
-  beside the decision, and the real words replace it in the log when they arrive
-  (:class:`~sessions.call.far_ends.agent_ears.AgentEars`).
+  the next one meanwhile). The rule does not wait for words: at a pause it counts the
+  words not yet back from the turn's speech time at the agent's measured rate, logs that
+  estimate beside the decision, and the real words replace it in the log when they
+  arrive (:class:`~sessions.call.far_ends.agent_ears.AgentEars`).
 - **No temperature fallback, a loop guard.** With the fallback on, a window of similar
   lines from several calls fell back to sampling and one run spun for 8 CPU-minutes.
   Each window is decoded once; :func:`repetition_loop` watches the words as segments
@@ -53,7 +53,7 @@ import numpy.typing as npt
 
 from sessions.hostile.inert_text import terminal_line
 from sessions.speech import SAMPLE_RATE
-from sessions.speech.stt import SPEECH_PAD_MS, Transcriber
+from sessions.speech.stt import Transcriber, speech_filter
 from sessions.speech.words import TimedWord
 
 Audio = npt.NDArray[np.float32]
@@ -65,13 +65,13 @@ pack that fills it often spills (its last segment runs past the window, and Whis
 decodes the rest again in a second window: a second encoder pass). 24 s was cheaper per
 second of speech than 26 or 29, and no worse in words (``bench/bench_stt_pack.py``)."""
 GAP_S = 0.2
-"""Silence after each piece in a pack (its speech keeps :data:`SPEECH_PAD_MS` of its own
-silence at each end too)."""
+"""Silence after each piece in a pack (its speech keeps 50 ms of its own silence at each
+end too)."""
 MAX_WAIT_S = 1.5
 """The longest an idle worker lets a piece wait for others before it runs the pack."""
 BATCH_WAIT_S = 3.0
 """... when pieces of several calls are waiting (a batch): a pack costs about the same
-whether it holds 5 s of speech or 29 (Whisper's 30 s encoder pass and its set-up), so in
+whether it holds 5 s of speech or 24 (Whisper's 30 s encoder pass and its set-up), so in
 a batch a fuller pack is worth a longer wait; the rule estimates the words meanwhile."""
 LOOP_REPEATS = 4
 """An n-gram said this many times back to back is a loop (people repeat a word or two,
@@ -220,18 +220,15 @@ Speech = list[tuple[int, int]]
 
 
 def find_speech(audio: Audio, skip_silence_ms: int | None) -> Speech:
-    """Where ``audio`` has speech, as faster-whisper's own filter finds it: silences of at
-    least ``skip_silence_ms`` dropped, :data:`SPEECH_PAD_MS` kept at each edge. None: the
-    whole piece (no filter)."""
+    """Where ``audio`` has speech, as the transcriber's own filter finds it
+    (:func:`~sessions.speech.stt.speech_filter`). None: the whole piece (no filter)."""
     if audio.size == 0:
         return []
     if skip_silence_ms is None:
         return [(0, audio.size)]
     from faster_whisper.vad import VadOptions, get_speech_timestamps
 
-    found = get_speech_timestamps(
-        audio, VadOptions(min_silence_duration_ms=skip_silence_ms, speech_pad_ms=SPEECH_PAD_MS)
-    )
+    found = get_speech_timestamps(audio, VadOptions(**speech_filter(skip_silence_ms)))
     return [(int(t["start"]), int(t["end"])) for t in found if int(t["end"]) > int(t["start"])]
 
 
@@ -267,8 +264,8 @@ def pack(
 ) -> Pack:
     """The pieces one after another, each followed by ``gap_s`` of silence. With
     ``speech``, only each piece's speech goes in, its stretches back to back (as
-    faster-whisper's filter joins them): silence is not paid for twice, and a pack holds
-    30 s of speech, not 30 s of speech and pauses."""
+    faster-whisper's filter joins them): a pack's room goes to speech, not to pauses the
+    filter would drop anyway."""
     gap = np.zeros(round(gap_s * SAMPLE_RATE), np.float32)
     parts: list[Audio] = []
     spans: list[PackSpan] = []

@@ -63,6 +63,12 @@ SPEECH_PAD_MS = 50
 """Silence kept at each edge of a stretch of speech when silences are skipped."""
 
 
+def speech_filter(skip_silence_ms: int) -> dict[str, int]:
+    """faster-whisper's VAD options that drop silences of at least ``skip_silence_ms``
+    (the transcriber's filter, and the packing worker's, which must find the same speech)."""
+    return {"min_silence_duration_ms": skip_silence_ms, "speech_pad_ms": SPEECH_PAD_MS}
+
+
 class SttError(RuntimeError):
     """The speech-to-text model cannot be found, loaded or run; the message says the fix."""
 
@@ -202,11 +208,8 @@ class Transcriber:
                 condition_on_previous_text=False,
                 vad_filter=skip,
                 vad_parameters=(
-                    {
-                        "min_silence_duration_ms": self.skip_silence_ms,
-                        "speech_pad_ms": SPEECH_PAD_MS,
-                    }
-                    if skip
+                    speech_filter(self.skip_silence_ms)
+                    if skip and self.skip_silence_ms is not None
                     else None
                 ),
                 initial_prompt=prompt,

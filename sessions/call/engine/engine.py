@@ -21,7 +21,6 @@ simulated agent and a black-box one on a line lives in the far end
 from __future__ import annotations
 
 import contextlib
-import queue
 import random
 import threading
 import time
@@ -358,13 +357,7 @@ class CallEngine(FramePump, Generic[F]):
         and any the loop had not read yet. Nothing else queued is applied after the end."""
         mic = self.far.voice.mic
         late = mic.finish() if mic is not None else []
-        queued: list[Command] = []
-        while True:
-            try:
-                queued.append(self._commands.get_nowait())
-            except queue.Empty:
-                break
-        for command in (*queued, *late):
+        for command in (*self._take_submitted(), *late):
             if isinstance(command, CallerUtterance):
                 self.far.apply(command, t)
 

@@ -148,14 +148,19 @@ class FramePump:
     def _apply_commands(self, t: float) -> None:
         while self._scheduled and self._scheduled[0][0] <= t + 1e-9:
             self._apply(self._scheduled.pop(0)[1], t)
+        for command in self._take_submitted():
+            self._apply(command, t)
+
+    def _take_submitted(self) -> list[Command]:
+        """The commands submitted since the last look, in order (taken off the queue)."""
         if self._commands.empty():  # most frames: no raised Empty for every call's frame
-            return
+            return []
+        taken: list[Command] = []
         while True:
             try:
-                command = self._commands.get_nowait()
+                taken.append(self._commands.get_nowait())
             except queue.Empty:
-                return
-            self._apply(command, t)
+                return taken
 
     def _set_dials(self, command: SetTendencies | SetAutos, t: float) -> None:
         """The tester moved a dial or switched an auto: apply it and log it."""
