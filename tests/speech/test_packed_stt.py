@@ -127,7 +127,7 @@ def test_a_transcriber_stops_decoding_at_the_guards_cut(
     assert calls == [1]  # no segment after the cut was asked for
 
 
-def test_packs_fill_up_to_the_limit_and_words_go_to_the_span_holding_their_middle() -> None:
+def test_packs_fill_up_to_the_limit_and_words_go_to_the_span_holding_most_of_them() -> None:
     assert fits([5.0] * 10, pack_s=28.0, gap_s=0.5) == 5  # 5 × 5.5 = 27.5
     assert fits([40.0, 1.0]) == 1  # a long piece goes alone
     whole = pack([np.ones(16_000, np.float32), np.ones(8_000, np.float32)], gap_s=0.5)
@@ -135,13 +135,20 @@ def test_packs_fill_up_to_the_limit_and_words_go_to_the_span_holding_their_middl
     assert whole.audio.size == 16_000 + 8_000 + 2 * 8_000 and not whole.audio[16_000:24_000].any()
     words = [
         TimedWord("a", 0.2, 0.4),
-        TimedWord("edge", 0.9, 1.3),  # middle 1.1: in the gap, dropped
-        TimedWord("b", 1.55, 1.8),
-        TimedWord("tail", 1.9, 2.3),  # middle 2.1: after every span, dropped
+        # Middle 1.1, in the gap: Whisper stretched the piece's last word over the
+        # silence after it; it overlaps the first span only, so it is the first's.
+        TimedWord("edge", 0.9, 1.3),
+        TimedWord("lost", 1.1, 1.4),  # wholly in the gap: dropped
+        TimedWord("early", 1.2, 1.7),  # middle 1.45 in the gap, overlaps the second
+        TimedWord("b", 1.75, 1.8),
+        TimedWord("tail", 1.9, 2.3),  # middle 2.1, past every span: the second's
+        TimedWord("after", 2.1, 2.3),  # wholly past every span: dropped
     ]
     a, b = assign_words(words, whole, [100.0, 200.0])
-    assert [(w.word, w.start, w.end) for w in a] == [("a", 100.2, 100.4)]
-    assert [(w.word, round(w.start, 6), round(w.end, 6)) for w in b] == [("b", 200.05, 200.3)]
+    got = [(w.word, round(w.start, 6), round(w.end, 6)) for w in a]
+    assert got == [("a", 100.2, 100.4), ("edge", 100.9, 101.0)]
+    got = [(w.word, round(w.start, 6), round(w.end, 6)) for w in b]
+    assert got == [("early", 200.0, 200.2), ("b", 200.25, 200.3), ("tail", 200.4, 200.5)]
 
 
 def test_only_speech_goes_into_a_pack_and_words_map_back_through_it() -> None:
@@ -164,7 +171,7 @@ def test_only_speech_goes_into_a_pack_and_words_map_back_through_it() -> None:
         TimedWord("a", 0.1, 0.3),
         TimedWord("across", 0.4, 0.6),  # over the joint: each end through its stretch
         TimedWord("b", 0.6, 0.8),
-        TimedWord("edge", 1.05, 1.2),  # middle in the gaps: dropped
+        TimedWord("edge", 1.05, 1.2),  # wholly in the gaps: dropped
         TimedWord("c", 1.5, 1.7),
     ]
     first, silent, third = assign_words(words, packed, [100.0, 200.0, 300.0])
