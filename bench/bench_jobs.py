@@ -2,13 +2,16 @@
 
 The far end is ``examples/known_agent.py`` (pre-rendered speech, an energy ear: nearly
 no CPU, in its own process, not counted), so what is measured is cutin's own cost, in
-two shapes (``--agent``):
+three shapes (``--agent``; the share of the call each spent talking is printed: ``talk``):
 
 - ``light``: the known agent as it is (it greets, answers each caller line after
-  0.8 s, yields 0.3 s into a barge-in);
-- ``talkative``: the same agent made to talk as much as a real one: it answers after
-  0.2 s, talks into any 0.3 s pause and never yields, so its long reply runs over the
-  caller's turns (its share of the call spent talking is printed: ``talk``).
+  0.8 s, yields 0.3 s into a barge-in): it talks about half the call;
+- ``typical``: the same agent answering after 0.4 s, so it talks as much as τ-Voice's
+  agents do: about 68% of the call, where the three τ-Voice simulations in
+  ``tests/fixtures/tau2/voice_full_duplex`` have their agent talking 56%, 69% and 72%
+  of the time (67.5% pooled; :func:`tau_voice_talk`, printed at the start);
+- ``talkative``: an upper bound: it answers after 0.2 s, talks into any 0.3 s pause and
+  never yields, so its long reply runs over the caller's turns (93% of the call).
 
 For each N in ``JOBS`` and each ``--transcribe`` mode (``live``, ``end``, ``off``:
 ``cutin simulate --transcribe``), N calls of ``CALL_S`` seconds run at once in this
@@ -28,7 +31,7 @@ comparison with τ-Voice's 272.7 simulations per hour per process, per call-minu
     .venv/bin/python bench/run.py jobs                  # the table (long: see bench/README)
     .venv/bin/python bench/bench_jobs.py 1 4            # these N, light agent, live
     .venv/bin/python bench/bench_jobs.py --agent talkative --transcribe live,off 12 16
-    .venv/bin/python bench/bench_jobs.py --agent both --repeat 5 12   # medians of 5 runs
+    .venv/bin/python bench/bench_jobs.py --agent all --repeat 5 12    # medians of 5 runs
 
 One run of a row moves by ±0.015 CPU-s per call-second or more (Whisper's decoder is
 bound by memory bandwidth, which the machine's other tenants share): quote medians.
@@ -58,6 +61,7 @@ FRAME_S = 0.032
 MODES = ("live", "end", "off")
 AGENTS: dict[str, tuple[str, ...]] = {
     "light": (),
+    "typical": ("--answer-after-ms", "400"),
     "talkative": (
         "--answer-after-ms", "200", "--talk-into-pauses-after-ms", "300", "--never-yield",
     ),
@@ -68,6 +72,21 @@ TAU_CALL_MIN = 1.0
 """Minutes of conversation per τ-Voice simulation assumed for the per-minute comparison
 (their voice simulations are on the order of a minute; an assumption, said in the note)."""
 TICK = os.sysconf("SC_CLK_TCK")
+TAU_VOICE_RUNS = REPO_ROOT / "tests" / "fixtures" / "tau2" / "voice_full_duplex" / "simulations"
+
+
+def tau_voice_talk(folder: Path = TAU_VOICE_RUNS) -> list[float]:
+    """The share of each τ-Voice simulation's 0.2 s ticks in which its agent's audio
+    holds speech (``agent_chunk.contains_speech``): how much a real agent talks."""
+    import json
+
+    shares = []
+    for path in sorted(folder.glob("*.json")):
+        ticks = json.loads(path.read_text(encoding="utf-8")).get("ticks") or []
+        talking = sum(1 for t in ticks if (t.get("agent_chunk") or {}).get("contains_speech"))
+        if ticks:
+            shares.append(talking / len(ticks))
+    return shares
 
 
 class ThreadCpu:
@@ -235,7 +254,7 @@ def run_level(url: str, agent: str, mode: str, jobs: int, out: Path) -> Level:
 
 def measure(
     levels: tuple[int, ...] = JOBS,
-    agents: tuple[str, ...] = ("light", "talkative"),
+    agents: tuple[str, ...] = tuple(AGENTS),
     modes: tuple[str, ...] = ("live",),
     repeat: int = 1,
 ) -> list[Level]:
@@ -387,20 +406,22 @@ def rows() -> list[dict[str, Any]]:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("jobs", nargs="*", type=int, help=f"calls at once (default {JOBS})")
-    ap.add_argument("--agent", default="light", help="light | talkative | both")
+    ap.add_argument("--agent", default="light", help="light | typical | talkative | all")
     ap.add_argument("--transcribe", default="live", help="modes, comma-separated: live,end,off")
     ap.add_argument(
         "--repeat", type=int, default=1, help="run every row this many times; print medians"
     )
     args = ap.parse_args(argv)
-    agents = tuple(AGENTS) if args.agent == "both" else (args.agent,)
+    agents = tuple(AGENTS) if args.agent == "all" else (args.agent,)
     modes = tuple(args.transcribe.split(","))
     if any(a not in AGENTS for a in agents) or any(m not in MODES for m in modes):
-        ap.error("--agent light|talkative|both; --transcribe of live,end,off")
+        ap.error("--agent light|typical|talkative|all; --transcribe of live,end,off")
     if any(n < 1 or n > 64 for n in args.jobs):
         ap.error("jobs from 1 to 64")
     if not 1 <= args.repeat <= 20:
         ap.error("--repeat from 1 to 20")
+    shares = ", ".join(f"{x:.0%}" for x in tau_voice_talk())
+    print(f"τ-Voice's agents talk {shares} of their calls (tests/fixtures/tau2)")
     print(HEADER)
     levels = measure(tuple(args.jobs) or JOBS, agents, modes, args.repeat)
     for lv in levels:
