@@ -39,13 +39,16 @@ STOP_WAIT_S = 20.0
 LINE_CALL_CPU = 0.14
 """CPU cores one real-time line call takes in this process (its share of the packed
 speech-to-text, VAD every frame, the line's codec and socket, the pump), measured by
-``bench/bench_jobs.py`` with 12-20 calls at once on an idle 2-core machine: 0.085-0.091
-CPU-s per call-second against the light far end (it talks half the call), 0.11-0.14
-against the talkative one (93%: an agent that talks all the time is transcribed all the
-time). The budget takes the talkative figure; ``docs/capacity.md``."""
+``bench/bench_jobs.py`` with 12-20 calls at once on an idle 2-core machine (medians of
+3-5 runs; one run moves ±0.015): 0.084-0.093 CPU-s per call-second against the light far
+end (it talks half the call), 0.100-0.109 against one that talks as much as τ-Voice's
+agents (68%), 0.104-0.105 against one that talks 93% (an agent that talks all the time is
+transcribed all the time). The budget keeps a margin over the worst single runs (0.14);
+``docs/capacity.md``."""
 CPU_HEADROOM = 0.9
 """The share of the machine's cores the calls may take. At 0.9 a 2-core machine allows 12
-calls; the bench paced 20 of either far end there, every call's p99 lag under a frame."""
+calls; the bench paced 20 light or typical calls there in every run (every call's p99 lag
+under a frame), 20 that talk 93% of the call in two runs of three."""
 PROCESS_CALLS = 20
 """The most line calls one process runs at once, however many cores it has: its pump and
 line loop share one interpreter lock (about 0.04 CPU-s of Python per call-second), and 20
