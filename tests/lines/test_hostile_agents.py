@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -644,11 +645,27 @@ def test_cutin_call_exits_1_when_its_line_closes_abnormally(
 # ---- the 1 MiB rule counts the message, not its deflated frame ----------------------------
 
 
+class _LateEvent(threading.Event):
+    """A line's ready event whose ``set`` waits (up to 5 s) for the line to fail first."""
+
+    def __init__(self, line: Any) -> None:
+        super().__init__()
+        self.line = line
+
+    def set(self) -> None:
+        until = time.monotonic() + 5
+        while self.line.state is not LineState.FAILED and time.monotonic() < until:
+            time.sleep(0.01)
+        super().set()
+
+
 def _one_binary_message(
-    size: int, compression: str | None, *, offer: bool | None = None
+    size: int, compression: str | None, *, offer: bool | None = None, slow_open: bool = False
 ) -> tuple[list[LineNotice], Any]:
     """A Vonage line to an agent (``compression``: permessage-deflate or none) that
-    sends one binary message of ``size`` random (incompressible) bytes, then holds."""
+    sends one binary message of ``size`` random (incompressible) bytes, then holds.
+    ``slow_open``: the opener says it is ready only once the reader has ended the line
+    (the race of an agent whose first answer comes before the hello's send returns)."""
     payload = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
     negotiated: list[Any] = []
 
@@ -664,15 +681,22 @@ def _one_binary_message(
     from sessions.lines.vonage import VonageLine
 
     with serve(handler, "127.0.0.1", 0, compression=compression, max_size=None) as server:
-        import threading
-
         threading.Thread(target=server.serve_forever, daemon=True).start()
         port = server.socket.getsockname()[1]
         line = VonageLine(f"ws://127.0.0.1:{port}/socket")
         # Deflate is offered only when asked (off by default: audio does not compress).
         line.deflate = compression is not None if offer is None else offer
-        line.open(timeout_s=5)
+        if slow_open:
+            line._ready = _LateEvent(line)
         seen: list[LineNotice] = []
+        try:
+            line.open(timeout_s=5)
+        except LineError as exc:
+            # The message can come before open returns (the agent sends it at once): open
+            # then fails with the reader's cause, which was noticed all the same.
+            seen += line.notices()
+            assert "1 MiB" in str(exc), exc
+        seen += line.notices()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and line.playout.received == 0:
             seen += line.notices()
@@ -714,6 +738,15 @@ def test_a_message_of_1_mib_plus_1_fails_compressed_or_not(compression: str | No
     failed = next(n for n in seen if n.kind is NoticeKind.FAILED)
     assert failed.data["code"] == 1009 and "1 MiB" in failed.detail
     assert line.playout.received == 0
+
+
+def test_a_line_that_fails_while_opening_says_the_first_cause() -> None:
+    """The agent's oversize message ends the line before open returns: open fails with
+    that cause (not "ended during the handshake"), and it is noticed once."""
+    seen, (_, line) = _one_binary_message((1 << 20) + 1, None, slow_open=True)
+    (failed,) = [n for n in seen if n.kind is NoticeKind.FAILED]
+    assert failed.data["code"] == 1009 and "1 MiB" in failed.detail
+    assert line.state is LineState.FAILED and line.playout.received == 0
 
 
 # ---- Vonage: notify payloads are bounded like mark names ------------------------------------
