@@ -252,8 +252,6 @@ class SocketLine:
         self._clean = board.clean
         self._lock = threading.Lock()
         self._state = LineState.CONNECTING
-        self._ended_why: str | None = None
-        """The first cause of the final state (what :meth:`open` says if it came first)."""
         self._used = False
         self._closing = False
         self._conn: Any = None
@@ -364,13 +362,8 @@ class SocketLine:
             ready = self._state is LineState.CONNECTING and not self._closing
             if ready:
                 self._state = LineState.OPEN
-            why = self._ended_why
         if not ready:
-            # The reader may have ended the line meanwhile (an agent that sends a message
-            # over the limit at once): its cause, already noticed, is what open says.
-            self._fail_open(
-                why or f"{self.name}: the line to {self.target} ended during the handshake"
-            )
+            self._fail_open(f"{self.name}: the line to {self.target} ended during the handshake")
         self._start("writer")
         self._opened()
         self._decided.set()
@@ -540,7 +533,6 @@ class SocketLine:
             if self._state in (LineState.CLOSED, LineState.FAILED):
                 return
             self._state = state
-            self._ended_why = detail
             kind = NoticeKind.CLOSED if state is LineState.CLOSED else NoticeKind.FAILED
             self._summarize()
             self._notify(kind, detail, data)  # under the lock: no second final notice

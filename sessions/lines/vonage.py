@@ -85,9 +85,12 @@ class VonageLine(PcmLine):
     # -- SocketLine hooks ----------------------------------------------------------
 
     def _handshake(self, deadline: float, timeout_s: float) -> None:
+        # Vonage speaks first and waits for nothing: ready before the hello goes (as
+        # JsonStreamLine), so an answer the agent sends at once is held until the line is
+        # open, never handled (and the line ended) while open still decides.
+        self._ready.set()
         hello = {**self.headers, "event": "websocket:connected", "content-type": self.content_type}
         self._conn.send(json.dumps(hello))
-        self._ready.set()  # Vonage speaks first and waits for nothing
 
     def _opened(self) -> None:
         self._notify(
