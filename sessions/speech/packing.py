@@ -161,17 +161,10 @@ class LoopGuard:
         self.limit = round(MAX_WORDS_PER_S * audio_s) + 20
         self.cut_t: float | None = None
 
-    def _piece_of(self, w: TimedWord) -> int | None:
-        mid = (w.start + w.end) / 2
-        for k, span in enumerate(self.spans):
-            if span.start <= mid < span.end:
-                return k
-        return None
-
     def __call__(self, words: Sequence[TimedWord]) -> tuple[int, str] | None:
         by_piece: dict[int, list[int]] = {}
         for i, w in enumerate(words):
-            k = self._piece_of(w)
+            k = piece_of(w, self.spans)
             if k is not None:
                 by_piece.setdefault(k, []).append(i)
         found: tuple[int, str] | None = None
@@ -318,7 +311,7 @@ def assign_words(
         own[s.piece].append(s)
     out: list[list[TimedWord]] = [[] for _ in spans]
     for w in words:
-        k = _span_of(w, spans, own)
+        k = piece_of(w, spans)
         if k is None:
             continue
         start = _piece_time(w.start, own[k])
@@ -327,14 +320,13 @@ def assign_words(
     return out
 
 
-def _span_of(
-    w: TimedWord, spans: Sequence[PackSpan], own: Sequence[Sequence[PackStretch]]
-) -> int | None:
+def piece_of(w: TimedWord, spans: Sequence[PackSpan]) -> int | None:
+    """The piece a word of the pack belongs to (see :func:`assign_words`): the span that
+    holds its midpoint, else the one it overlaps most, else none. A piece without speech
+    has an empty span, which neither holds nor overlaps anything."""
     mid = (w.start + w.end) / 2
     best, most = None, 0.0
     for k, span in enumerate(spans):
-        if not own[k]:
-            continue
         if span.start <= mid < span.end:
             return k
         overlap = min(w.end, span.end) - max(w.start, span.start)
