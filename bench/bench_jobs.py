@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import sys
 import tempfile
 import threading
@@ -76,16 +77,19 @@ TAU_VOICE_RUNS = REPO_ROOT / "tests" / "fixtures" / "tau2" / "voice_full_duplex"
 
 
 def tau_voice_talk(folder: Path = TAU_VOICE_RUNS) -> list[float]:
-    """The share of each τ-Voice simulation's 0.2 s ticks in which its agent's audio
-    holds speech (``agent_chunk.contains_speech``): how much a real agent talks."""
+    """The share of each τ-Voice simulation's ticks in which its agent speaks, as cutin's
+    τ2 import reads a tick (:func:`replay.tau2.ticks.timeline_from_tau2`): how much a
+    real agent talks."""
     import json
+
+    from replay.tau2.ticks import DEFAULT_TICK_S, timeline_from_tau2
 
     shares = []
     for path in sorted(folder.glob("*.json")):
         ticks = json.loads(path.read_text(encoding="utf-8")).get("ticks") or []
-        talking = sum(1 for t in ticks if (t.get("agent_chunk") or {}).get("contains_speech"))
-        if ticks:
-            shares.append(talking / len(ticks))
+        agent = timeline_from_tau2(ticks, DEFAULT_TICK_S).agent_speech
+        if agent:
+            shares.append(sum(agent) / len(agent))
     return shares
 
 
@@ -290,11 +294,10 @@ def medians(levels: list[Level]) -> list[str]:
         if len(runs) < 2:
             continue
         cpu = sorted(lv.cpu_per_call_s for lv in runs)
-        mid = len(cpu) // 2
-        median = cpu[mid] if len(cpu) % 2 else (cpu[mid - 1] + cpu[mid]) / 2
+        median = statistics.median(cpu)
         worst = max(lv.worst_p99_s for lv in runs)
         paced = sum(lv.paced for lv in runs)
-        talk = sorted(lv.talk_share for lv in runs)[mid]
+        talk = statistics.median(lv.talk_share for lv in runs)
         out.append(
             f"{agent:<10} {mode:<10} {jobs:>5}  median {median:.3f} CPU-s/call-s "
             f"(range {cpu[0]:.3f}-{cpu[-1]:.3f}, {len(runs)} runs)  worst p99 {_ms(worst)}  "
